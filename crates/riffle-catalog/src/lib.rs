@@ -1,0 +1,1 @@
+//! riffle-catalog (placeholder; filled in by its owner).

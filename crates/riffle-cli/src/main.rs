@@ -1,0 +1,2 @@
+//! The `riffle` binary.
+fn main() {}

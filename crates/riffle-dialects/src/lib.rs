@@ -1,0 +1,1 @@
+//! riffle-dialects (placeholder; filled in by its owner).

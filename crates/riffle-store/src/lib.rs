@@ -1,0 +1,1 @@
+//! riffle-store (placeholder; filled in by its owner).

@@ -1,0 +1,1 @@
+//! riffle-toolkit (placeholder; filled in by its owner).
