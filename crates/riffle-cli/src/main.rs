@@ -1,2 +1,28 @@
-//! The `riffle` binary.
-fn main() {}
+//! The `riffle` binary: a thin clap front over Riffle's library crates.
+
+mod check;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Run Flink SQL jobs natively over RocketMQ topics, and check them for compatibility.
+#[derive(Parser)]
+#[command(name = "riffle", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Report what each Flink SQL job uses and whether Riffle runs it (for CI).
+    Check(check::CheckArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check(args) => check::run(args),
+    }
+}
