@@ -414,9 +414,17 @@ impl Queue {
 
     /// Compacts the sealed segments: keeps, per compaction key, only the record with the latest
     /// offset in the whole queue, and drops it too if it is a tombstone. Offsets never change.
-    /// The newest segment is not rewritten, so its records (tombstones included) stay readable.
-    pub fn compact(&self) -> Result<CompactionStats> {
+    /// The newest segment is not rewritten, so its records (tombstones included) stay readable;
+    /// with `seal_newest` a non-empty newest segment is sealed first, so that everything
+    /// appended before the call is compacted.
+    pub fn compact(&self, seal_newest: bool) -> Result<CompactionStats> {
         let _maintenance = lock(&self.maintenance);
+        if seal_newest {
+            let writer = lock(&self.writer);
+            if self.newest()?.len_bytes() > 0 {
+                self.roll(writer.next_offset)?;
+            }
+        }
         let segs = self.snapshot();
         let mut stats = CompactionStats::default();
         let sealed = segs.len().saturating_sub(1);

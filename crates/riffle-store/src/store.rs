@@ -541,7 +541,9 @@ impl Store {
             .copied())
     }
 
-    /// Compacts every queue of a `COMPACTION` topic now.
+    /// Compacts every queue of a `COMPACTION` topic now: afterwards, reading a queue from its
+    /// start yields, for every key written before the call, only its latest message (none if
+    /// that is a tombstone), at its original offset.
     pub fn compact(&self, topic: &str) -> Result<CompactionStats> {
         let t = self.inner.topic(topic)?;
         if t.config.cleanup_policy != CleanupPolicy::Compaction {
@@ -551,7 +553,7 @@ impl Store {
         }
         let mut stats = CompactionStats::default();
         for q in &t.queues {
-            stats.add(q.compact()?);
+            stats.add(q.compact(true)?);
         }
         Ok(stats)
     }
@@ -651,7 +653,7 @@ impl Inner {
             }
             for q in &topic.queues {
                 if q.uncompacted_bytes() >= self.options.compaction_min_dirty_bytes {
-                    q.compact()?;
+                    q.compact(false)?;
                 }
             }
         }
