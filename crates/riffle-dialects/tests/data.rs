@@ -1,0 +1,187 @@
+//! Checks the public API against the embedded data files.
+
+use riffle_dialects::{
+    config_option, connector, connectors, did_you_mean, feature, features, format, formats,
+    function, init, ChangelogMode, OptionType, Role, Support,
+};
+
+#[test]
+fn registry_initialises() {
+    if let Err(e) = init() {
+        panic!("{e}");
+    }
+}
+
+#[test]
+fn every_brief_connector_and_format_exists() {
+    for name in [
+        "rocketmq",
+        "kafka",
+        "upsert-kafka",
+        "filesystem",
+        "datagen",
+        "print",
+        "blackhole",
+        "nexmark",
+    ] {
+        assert!(connector(name).is_some(), "connector {name}");
+    }
+    for name in [
+        "json",
+        "csv",
+        "raw",
+        "debezium-json",
+        "canal-json",
+        "avro",
+        "maxwell-json",
+        "ogg-json",
+    ] {
+        assert!(format(name).is_some(), "format {name}");
+    }
+    assert!(
+        connector("Kafka").is_none(),
+        "connector identifiers are case-sensitive like Flink's"
+    );
+    assert_eq!(connectors().len(), 8);
+    assert_eq!(formats().len(), 8);
+}
+
+#[test]
+fn kafka_options_types_and_fallbacks() {
+    let kafka = connector("kafka").expect("kafka");
+    assert!(matches!(kafka.support, Support::NeedsMigration { .. }));
+    let guarantee = kafka
+        .option("sink.semantic")
+        .expect("deprecated key resolves");
+    assert_eq!(guarantee.key, "sink.delivery-guarantee");
+    assert_eq!(guarantee.roles, vec![Role::Sink]);
+    let props = kafka
+        .option("properties.max.poll.records")
+        .expect("properties.* family");
+    assert_eq!(props.key, "properties.*");
+    let bootstrap = kafka
+        .option("properties.bootstrap.servers")
+        .expect("exact key wins");
+    assert!(bootstrap.required);
+    assert!(kafka.option("scan.startup.mod").is_none());
+    assert_eq!(
+        did_you_mean("scan.startup.mod", kafka.known_keys()),
+        Some("scan.startup.mode")
+    );
+    let mode = kafka.option("scan.startup.mode").expect("mode");
+    assert!(mode.ty.validate("latest-offset").is_ok());
+    assert!(mode.ty.validate("latest").is_err());
+    assert!(kafka.format.required);
+    let interval = kafka
+        .option("scan.topic-partition-discovery.interval")
+        .expect("interval");
+    assert_eq!(interval.ty, OptionType::Duration);
+}
+
+#[test]
+fn datagen_field_patterns_match_column_names() {
+    let datagen = connector("datagen").expect("datagen");
+    let kind = datagen
+        .option("fields.user_id.kind")
+        .expect("fields.#.kind");
+    assert!(kind.ty.validate("sequence").is_ok());
+    assert!(kind.ty.validate("sequential").is_err());
+    assert!(datagen.option("fields.user_id.kinds").is_none());
+    assert!(datagen.format.is_none());
+}
+
+#[test]
+fn rocketmq_generations_share_canonical_meanings() {
+    let mq = connector("rocketmq").expect("rocketmq");
+    for generation in ["legacy", "rocketmq-dot", "rsqldb", "riffle"] {
+        assert!(
+            mq.generation(generation).next().is_some(),
+            "generation {generation}"
+        );
+    }
+    let canonical = |key: &str| mq.option(key).and_then(|o| o.canonical.clone());
+    assert_eq!(
+        canonical("nameServerAddress"),
+        canonical("rocketmq.client.endpoints")
+    );
+    assert_eq!(
+        canonical("namesrvAddr"),
+        canonical("rocketmq.client.endpoints")
+    );
+    assert_eq!(
+        canonical("consumerGroup"),
+        canonical("rocketmq.source.group")
+    );
+    assert_eq!(canonical("groupName"), canonical("rocketmq.source.group"));
+    // Every legacy or rsqlDB spelling says what it becomes, is still read as it is by the
+    // current connector, or is rejected with a reason.
+    for o in mq.generation("legacy").chain(mq.generation("rsqldb")) {
+        let accounted = match &o.support {
+            Support::NeedsMigration { .. } => true,
+            Support::Unsupported { reason } => {
+                o.description.contains("still read under this name")
+                    || reason.contains("no Flink format")
+            }
+            Support::Supported => false,
+        };
+        assert!(accounted, "{} lacks a migration", o.key);
+    }
+    let store = mq.option("riffle.store.dir").expect("riffle option");
+    assert!(store.description.starts_with("Riffle-only"));
+}
+
+#[test]
+fn formats_carry_changelog_modes_and_full_keys() {
+    assert_eq!(
+        format("json").map(|f| f.changelog),
+        Some(ChangelogMode::InsertOnly)
+    );
+    assert_eq!(
+        format("debezium-json").map(|f| f.changelog),
+        Some(ChangelogMode::All)
+    );
+    let csv = format("csv").expect("csv");
+    let delimiter = csv.option("csv.field-delimiter").expect("delimiter");
+    assert!(delimiter.ty.validate("\\t").is_ok());
+    assert!(delimiter.ty.validate(",,").is_err());
+    let standard = format("json")
+        .and_then(|f| f.option("json.timestamp-format.standard"))
+        .expect("standard");
+    assert!(standard.ty.validate("ISO-8601").is_ok());
+    assert!(
+        standard.ty.validate("iso-8601").is_err(),
+        "Flink compares this value exactly"
+    );
+}
+
+#[test]
+fn features_follow_the_status_policy() {
+    assert!(feature("stmt.set").is_some_and(|f| f.support.is_supported()));
+    assert!(matches!(
+        feature("ddl.legacy-watermark").map(|f| &f.support),
+        Some(Support::NeedsMigration { .. })
+    ));
+    // Derived ids mirror the connector/format files.
+    assert_eq!(
+        feature("connector.kafka").map(|f| &f.support),
+        connector("kafka").map(|c| &c.support)
+    );
+    assert!(feature("format.csv").is_some());
+    // Nothing that needs the engine claims support.
+    for f in features() {
+        if f.support.is_supported() {
+            assert!(
+                ["stmt.set", "stmt.reset"].contains(&f.id.as_str()),
+                "{} claims support",
+                f.id
+            );
+        }
+    }
+}
+
+#[test]
+fn functions_and_config_lookups() {
+    assert!(function("abs").is_some());
+    assert!(function("no_such_function").is_none());
+    assert!(config_option("pipeline.name").is_some());
+}
