@@ -126,6 +126,8 @@ pub struct Column {
 }
 
 /// What kind of column a [`Column`] is.
+// Columns are few and built once per DDL statement; boxing the expression would only add noise.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum ColumnKind {
     /// `name TYPE [NOT NULL] [PRIMARY KEY NOT ENFORCED]`
@@ -495,12 +497,18 @@ pub const MAX_LENGTH: u32 = i32::MAX as u32;
 impl DataType {
     /// A nullable type.
     pub fn nullable(kind: TypeKind) -> Self {
-        Self { kind, nullable: true }
+        Self {
+            kind,
+            nullable: true,
+        }
     }
 
     /// A `NOT NULL` type.
     pub fn not_null(kind: TypeKind) -> Self {
-        Self { kind, nullable: false }
+        Self {
+            kind,
+            nullable: false,
+        }
     }
 
     /// The same type with the given nullability.
@@ -508,4 +516,17 @@ impl DataType {
         self.nullable = nullable;
         self
     }
+}
+
+/// `WITHIN INTERVAL ...` of a `MATCH_RECOGNIZE` pattern.
+///
+/// sqlparser's `TableFactor::MatchRecognize` has no field for it, so the parser lifts the clause out
+/// of the query before sqlparser sees it and reports it beside the script
+/// (`ParsedScript::match_within`); the span tells which `MATCH_RECOGNIZE` it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatchWithin {
+    /// The time constraint, e.g. `INTERVAL '10' MINUTE`.
+    pub interval: Expr,
+    /// Span of the whole `WITHIN ...` clause.
+    pub span: Span,
 }

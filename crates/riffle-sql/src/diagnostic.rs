@@ -45,8 +45,20 @@ impl Diagnostic {
     }
 
     /// A diagnostic of any severity.
-    pub fn new(severity: Severity, code: impl Into<String>, message: impl Into<String>, span: Span) -> Self {
-        Self { severity, code: code.into(), message: message.into(), span, label: None, help: None }
+    pub fn new(
+        severity: Severity,
+        code: impl Into<String>,
+        message: impl Into<String>,
+        span: Span,
+    ) -> Self {
+        Self {
+            severity,
+            code: code.into(),
+            message: message.into(),
+            span,
+            label: None,
+            help: None,
+        }
     }
 
     /// Adds a label shown under the caret.
@@ -64,7 +76,11 @@ impl Diagnostic {
 
 impl std::fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}", self.span.start.line, self.span.start.column, self.message)
+        write!(
+            f,
+            "{}:{}: {}",
+            self.span.start.line, self.span.start.column, self.message
+        )
     }
 }
 

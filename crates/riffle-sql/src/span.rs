@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 /// A position in a source text (1-based line and column; column counts characters).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
 pub struct Location {
     /// 1-based line number.
     pub line: u64,
@@ -13,7 +15,9 @@ pub struct Location {
 }
 
 /// A half-open region `[start, end)` of a source text. `Span::default()` (line 0) means "unknown".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
 pub struct Span {
     /// First character of the region.
     pub start: Location,
@@ -91,12 +95,10 @@ pub fn byte_offset(source: &str, loc: Location) -> usize {
         }
     }
     let rest = &source[line_start..];
-    let mut col = 1u64;
-    for (i, ch) in rest.char_indices() {
+    for (col, (i, ch)) in (1u64..).zip(rest.char_indices()) {
         if col == loc.column || ch == '\n' {
             return line_start + i;
         }
-        col += 1;
     }
     source.len()
 }

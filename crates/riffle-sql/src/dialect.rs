@@ -1,0 +1,493 @@
+//! The Flink SQL dialect for sqlparser, and how Flink-only expression syntax is encoded in
+//! sqlparser's [`Expr`].
+//!
+//! [`FlinkDialect`] configures sqlparser's tokenizer and expression parser the way Flink's Calcite
+//! parser behaves (backtick identifiers, no backslash escapes, `=>` named arguments,
+//! `MATCH_RECOGNIZE`, `FOR SYSTEM_TIME AS OF`, `FILTER (WHERE ..)`), and its `parse_prefix` hook
+//! parses what sqlparser cannot. Those constructs are stored in existing sqlparser nodes, chosen so
+//! that `Display` prints valid Flink SQL again where possible:
+//!
+//! | Flink syntax | sqlparser encoding |
+//! |---|---|
+//! | `CAST(x AS <flink type>)`, `TRY_CAST` | [`Expr::Cast`] whose `data_type` is `DataType::Custom(ObjectName([Ident(<Flink summary form>)]), [])`, e.g. `Custom("TIMESTAMP_LTZ(3)")`, `Custom("ROW<`a` INT>")`; read it back with [`cast_data_type`] |
+//! | `TABLE t` (table argument of a window TVF) | `Expr::Prefixed { prefix: TABLE, value: Identifier/CompoundIdentifier(t) }`; read with [`TableArgument::from_expr`] |
+//! | `TABLE t PARTITION BY k` / `PARTITION BY (k1, k2)` | as above with `value: BinaryOp { left: t, op: Custom("PARTITION BY"), right: k or Tuple(k1, k2) }` |
+//! | `MAP['a', 1, 'b', 2]` | `Expr::Prefixed { prefix: MAP, value: Array { elem, named: false } }`; read with [`map_constructor_args`] |
+//! | `INTERVAL '5' MINUTES` (plural units) | [`Expr::Interval`] with the singular unit (`MINUTE`) |
+//! | `JSON_VALUE(s, p [RETURNING T] [b ON EMPTY] [b ON ERROR])` | [`Expr::Function`] `JSON_VALUE(s, p, ...)`; `RETURNING T` as a `JsonReturningClause` with the Custom type encoding above; each `b ON EMPTY`/`b ON ERROR` as a trailing named argument `ON_EMPTY VALUE b` / `ON_ERROR VALUE b` where `b` is `NULL`, the identifier `ERROR` or `Prefixed { prefix: DEFAULT, value: expr }` (this argument form does not print back as Flink SQL) |
+//!
+//! Everything else (window TVF calls, `DESCRIPTOR(c)`, named arguments `SIZE => ...`,
+//! `LATERAL TABLE(f(x))`, `UNNEST`, `MATCH_RECOGNIZE`, `ARRAY[..]`, `ROW(..)`, `TUMBLE_START(..)`, ...)
+//! is plain sqlparser syntax.
+
+use sqlparser::ast::{
+    Array, BinaryOperator, CastKind, DateTimeField, Expr, Function, FunctionArg, FunctionArgExpr,
+    FunctionArgOperator, FunctionArgumentClause, FunctionArgumentList, FunctionArguments, Ident,
+    Interval, JsonReturningClause, ObjectName, ObjectNamePart, Value,
+};
+use sqlparser::dialect::Dialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, TokenWithSpan};
+
+use crate::ast::DataType;
+use crate::diagnostic::Diagnostic;
+use crate::parser::FlinkParser;
+use crate::types::{error_at, parse_type};
+
+/// The Flink SQL dialect: tokenizer rules and expression hooks for sqlparser.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FlinkDialect;
+
+/// Name of the operator that joins a table argument to its `PARTITION BY` keys.
+pub const PARTITION_BY_OPERATOR: &str = "PARTITION BY";
+
+impl Dialect for FlinkDialect {
+    fn is_delimited_identifier_start(&self, ch: char) -> bool {
+        ch == '`'
+    }
+
+    fn identifier_quote_style(&self, _identifier: &str) -> Option<char> {
+        Some('`')
+    }
+
+    fn is_identifier_start(&self, ch: char) -> bool {
+        ch.is_alphabetic() || ch == '_'
+    }
+
+    fn is_identifier_part(&self, ch: char) -> bool {
+        ch.is_alphanumeric() || ch == '_' || ch == '$'
+    }
+
+    fn supports_filter_during_aggregation(&self) -> bool {
+        true
+    }
+
+    fn supports_window_clause_named_window_reference(&self) -> bool {
+        true
+    }
+
+    fn supports_group_by_expr(&self) -> bool {
+        true
+    }
+
+    fn supports_match_recognize(&self) -> bool {
+        true
+    }
+
+    fn supports_table_versioning(&self) -> bool {
+        true
+    }
+
+    fn supports_left_associative_joins_without_parens(&self) -> bool {
+        true
+    }
+
+    fn supports_parens_around_table_factor(&self) -> bool {
+        true
+    }
+
+    fn allow_extract_custom(&self) -> bool {
+        true
+    }
+
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        let [first, second] = parser.peek_tokens_ref::<2>();
+        let word = match &first.token {
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+            _ => return None,
+        };
+        let second = second.token.clone();
+        match (word.as_str(), second) {
+            ("CAST", Token::LParen) => Some(parse_cast(parser, CastKind::Cast)),
+            ("TRY_CAST", Token::LParen) => Some(parse_cast(parser, CastKind::TryCast)),
+            ("INTERVAL", _) => Some(parse_interval(parser)),
+            ("TABLE", Token::Word(_)) => Some(parse_table_argument(parser)),
+            ("MAP", Token::LBracket) => Some(parse_map_constructor(parser)),
+            ("JSON_VALUE", Token::LParen) => Some(parse_json_value(parser)),
+            _ => None,
+        }
+    }
+}
+
+/// Encodes a Flink type for a sqlparser node (see the module table): `Custom(<summary form>)`.
+pub fn encode_data_type(data_type: &DataType) -> sqlparser::ast::DataType {
+    sqlparser::ast::DataType::Custom(
+        ObjectName::from(vec![Ident::new(data_type.to_string())]),
+        Vec::new(),
+    )
+}
+
+/// Converts a sqlparser data type produced by the Flink parser (a `CAST` target or a typed literal
+/// such as `DATE '2020-01-01'`) back into Riffle's Flink [`DataType`].
+///
+/// Both encodings print as Flink type syntax, so the printed form is parsed with Flink's type
+/// grammar; sqlparser types Flink does not know become `TypeKind::Unknown`, as in Flink, where an
+/// unknown name is looked up as a user-defined type.
+pub fn cast_data_type(data_type: &sqlparser::ast::DataType) -> Result<DataType, Diagnostic> {
+    crate::parse_data_type(&data_type.to_string())
+}
+
+/// Parses one expression with the Flink dialect (e.g. a computed column or a watermark strategy).
+pub fn parse_expr(text: &str) -> Result<Expr, Diagnostic> {
+    let mut fp = FlinkParser::new(text).map_err(|d| *d)?;
+    fp.parse_standalone(|p| p.parse_expr())
+}
+
+/// A window TVF's table argument, `TABLE t [PARTITION BY k, ...]`, decoded from its [`Expr`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableArgument {
+    /// The table (or view) name.
+    pub name: ObjectName,
+    /// `PARTITION BY` keys, empty when absent.
+    pub partition_by: Vec<Expr>,
+}
+
+impl TableArgument {
+    /// Decodes `expr` if it is a table argument (see the module table); `None` otherwise.
+    pub fn from_expr(expr: &Expr) -> Option<TableArgument> {
+        let Expr::Prefixed { prefix, value } = expr else {
+            return None;
+        };
+        if prefix.quote_style.is_some() || !prefix.value.eq_ignore_ascii_case("TABLE") {
+            return None;
+        }
+        let (table, partition_by) = match value.as_ref() {
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::Custom(op),
+                right,
+            } if op == PARTITION_BY_OPERATOR => {
+                let keys = match right.as_ref() {
+                    Expr::Tuple(keys) => keys.clone(),
+                    key => vec![key.clone()],
+                };
+                (left.as_ref(), keys)
+            }
+            table => (table, Vec::new()),
+        };
+        let name = match table {
+            Expr::Identifier(ident) => ObjectName::from(vec![ident.clone()]),
+            Expr::CompoundIdentifier(parts) => ObjectName::from(parts.clone()),
+            _ => return None,
+        };
+        Some(TableArgument { name, partition_by })
+    }
+}
+
+/// The alternating key/value arguments of a `MAP[k1, v1, ...]` constructor, if `expr` is one.
+pub fn map_constructor_args(expr: &Expr) -> Option<&[Expr]> {
+    match expr {
+        Expr::Prefixed { prefix, value } if prefix.value.eq_ignore_ascii_case("MAP") => {
+            match value.as_ref() {
+                Expr::Array(Array { elem, named: false }) => Some(elem),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `CAST(expr AS <flink type>)` / `TRY_CAST(...)`.
+fn parse_cast(parser: &mut Parser, kind: CastKind) -> Result<Expr, ParserError> {
+    parser.next_token();
+    parser.expect_token(&Token::LParen)?;
+    let expr = parser.parse_expr()?;
+    parser.expect_keyword_is(Keyword::AS)?;
+    let data_type = parse_type(parser)?;
+    parser.expect_token(&Token::RParen)?;
+    Ok(Expr::Cast {
+        kind,
+        expr: Box::new(expr),
+        data_type: encode_data_type(&data_type),
+        array: false,
+        format: None,
+    })
+}
+
+/// `INTERVAL ...` as sqlparser parses it, with Flink's plural units mapped to singular ones.
+fn parse_interval(parser: &mut Parser) -> Result<Expr, ParserError> {
+    parser.next_token();
+    let expr = parser.parse_interval()?;
+    Ok(match expr {
+        Expr::Interval(interval) => Expr::Interval(Interval {
+            leading_field: interval.leading_field.map(singular_unit),
+            last_field: interval.last_field.map(singular_unit),
+            ..interval
+        }),
+        other => other,
+    })
+}
+
+/// Maps `YEARS`, `DAYS`, `SECONDS`, ... to the unit Flink means by them.
+fn singular_unit(field: DateTimeField) -> DateTimeField {
+    match field {
+        DateTimeField::Years => DateTimeField::Year,
+        DateTimeField::Months => DateTimeField::Month,
+        DateTimeField::Weeks => DateTimeField::Week(None),
+        DateTimeField::Days => DateTimeField::Day,
+        DateTimeField::Hours => DateTimeField::Hour,
+        DateTimeField::Minutes => DateTimeField::Minute,
+        DateTimeField::Seconds => DateTimeField::Second,
+        DateTimeField::Milliseconds => DateTimeField::Millisecond,
+        DateTimeField::Microseconds => DateTimeField::Microsecond,
+        DateTimeField::Nanoseconds => DateTimeField::Nanosecond,
+        other => other,
+    }
+}
+
+/// `TABLE t [PARTITION BY k | PARTITION BY (k1, ...)]` inside a table function's arguments.
+fn parse_table_argument(parser: &mut Parser) -> Result<Expr, ParserError> {
+    let table_tok = parser.next_token();
+    let name = parser.parse_object_name(false)?;
+    let mut idents: Vec<Ident> = Vec::new();
+    for part in name.0 {
+        match part {
+            ObjectNamePart::Identifier(ident) => idents.push(ident),
+            ObjectNamePart::Function(_) => {
+                return Err(error_at(
+                    "Expected a table name after TABLE",
+                    table_tok.span.start,
+                ))
+            }
+        }
+    }
+    let mut value = if idents.len() == 1 {
+        Expr::Identifier(idents.remove(0))
+    } else {
+        Expr::CompoundIdentifier(idents)
+    };
+    if parser.parse_keywords(&[Keyword::PARTITION, Keyword::BY]) {
+        let keys = if parser.consume_token(&Token::LParen) {
+            let keys = parser.parse_comma_separated(Parser::parse_expr)?;
+            parser.expect_token(&Token::RParen)?;
+            Expr::Tuple(keys)
+        } else {
+            parser.parse_expr()?
+        };
+        value = Expr::BinaryOp {
+            left: Box::new(value),
+            op: BinaryOperator::Custom(PARTITION_BY_OPERATOR.to_string()),
+            right: Box::new(keys),
+        };
+    }
+    Ok(Expr::Prefixed {
+        prefix: word_ident(&table_tok),
+        value: Box::new(value),
+    })
+}
+
+/// `MAP[k1, v1, ...]`.
+fn parse_map_constructor(parser: &mut Parser) -> Result<Expr, ParserError> {
+    let map_tok = parser.next_token();
+    parser.expect_token(&Token::LBracket)?;
+    let elem = if parser.consume_token(&Token::RBracket) {
+        Vec::new()
+    } else {
+        let elem = parser.parse_comma_separated(Parser::parse_expr)?;
+        parser.expect_token(&Token::RBracket)?;
+        elem
+    };
+    Ok(Expr::Prefixed {
+        prefix: word_ident(&map_tok),
+        value: Box::new(Expr::Array(Array { elem, named: false })),
+    })
+}
+
+/// `JSON_VALUE(json, path [RETURNING type] [{NULL | ERROR | DEFAULT e} ON EMPTY]
+/// [{NULL | ERROR | DEFAULT e} ON ERROR])`.
+fn parse_json_value(parser: &mut Parser) -> Result<Expr, ParserError> {
+    let name_tok = parser.next_token();
+    parser.expect_token(&Token::LParen)?;
+    let json = parser.parse_expr()?;
+    parser.expect_token(&Token::Comma)?;
+    let path = parser.parse_expr()?;
+    let mut args = vec![
+        FunctionArg::Unnamed(FunctionArgExpr::Expr(json)),
+        FunctionArg::Unnamed(FunctionArgExpr::Expr(path)),
+    ];
+    let mut clauses = Vec::new();
+    if parser.parse_keyword(Keyword::RETURNING) {
+        let data_type = parse_type(parser)?;
+        clauses.push(FunctionArgumentClause::JsonReturningClause(
+            JsonReturningClause {
+                data_type: encode_data_type(&data_type),
+            },
+        ));
+    }
+    while !parser.consume_token(&Token::RParen) {
+        let behavior = if parser.parse_keyword(Keyword::NULL) {
+            Expr::Value(Value::Null.with_empty_span())
+        } else if parser.parse_keyword(Keyword::ERROR) {
+            Expr::Identifier(Ident::new("ERROR"))
+        } else if parser.peek_keyword(Keyword::DEFAULT) {
+            let default_tok = parser.next_token();
+            Expr::Prefixed {
+                prefix: word_ident(&default_tok),
+                value: Box::new(parser.parse_expr()?),
+            }
+        } else {
+            let tok = parser.next_token();
+            return parser.expected("NULL, ERROR, DEFAULT, RETURNING or ')'", tok);
+        };
+        parser.expect_keyword_is(Keyword::ON)?;
+        let target = parser.next_token();
+        let name = match &target.token {
+            Token::Word(w) if w.keyword == Keyword::EMPTY => "ON_EMPTY",
+            Token::Word(w) if w.keyword == Keyword::ERROR => "ON_ERROR",
+            _ => return parser.expected("EMPTY or ERROR", target),
+        };
+        args.push(FunctionArg::Named {
+            name: Ident::new(name),
+            arg: FunctionArgExpr::Expr(behavior),
+            operator: FunctionArgOperator::Value,
+        });
+    }
+    Ok(Expr::Function(Function {
+        name: ObjectName::from(vec![word_ident(&name_tok)]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args,
+            clauses,
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    }))
+}
+
+/// The identifier spelled by a word token, keeping its span.
+fn word_ident(tok: &TokenWithSpan) -> Ident {
+    match &tok.token {
+        Token::Word(w) => Ident {
+            value: w.value.clone(),
+            quote_style: w.quote_style,
+            span: tok.span,
+        },
+        other => Ident::with_span(tok.span, other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ast::TypeKind;
+
+    fn diag(text: &str) -> Diagnostic {
+        match parse_expr(text) {
+            Ok(e) => panic!("expected an error for {text:?}, got {e}"),
+            Err(d) => d,
+        }
+    }
+
+    fn expr(text: &str) -> Expr {
+        match parse_expr(text) {
+            Ok(e) => e,
+            Err(d) => panic!("{text}: {d}"),
+        }
+    }
+
+    #[test]
+    fn cast_targets_use_flink_types() {
+        let e = expr("CAST(x AS TIMESTAMP(3) WITH LOCAL TIME ZONE)");
+        assert_eq!(e.to_string(), "CAST(x AS TIMESTAMP_LTZ(3))");
+        let Expr::Cast { data_type, .. } = e else {
+            panic!("not a cast")
+        };
+        assert_eq!(
+            cast_data_type(&data_type).map(|t| t.kind),
+            Ok(TypeKind::TimestampLtz(3))
+        );
+        let e = expr("TRY_CAST(s AS ROW<a INT, b ARRAY<STRING>>)");
+        assert_eq!(
+            e.to_string(),
+            "TRY_CAST(s AS ROW<`a` INT, `b` ARRAY<STRING>>)"
+        );
+    }
+
+    #[test]
+    fn typed_literals_convert_back() {
+        let Expr::TypedString(ts) = expr("TIMESTAMP '2020-01-01 00:00:00'") else {
+            panic!("not a typed string")
+        };
+        assert_eq!(
+            cast_data_type(&ts.data_type).map(|t| t.kind),
+            Ok(TypeKind::Timestamp(6))
+        );
+    }
+
+    #[test]
+    fn plural_interval_units_become_singular() {
+        assert_eq!(
+            expr("INTERVAL '5' MINUTES").to_string(),
+            "INTERVAL '5' MINUTE"
+        );
+        assert_eq!(
+            expr("INTERVAL '1 2' DAY TO HOUR").to_string(),
+            "INTERVAL '1 2' DAY TO HOUR"
+        );
+    }
+
+    #[test]
+    fn table_arguments_round_trip() {
+        let e = expr(
+            "SESSION(TABLE bid PARTITION BY (item, 'x'), DESCRIPTOR(ts), INTERVAL '5' MINUTE)",
+        );
+        assert_eq!(
+            e.to_string(),
+            "SESSION(TABLE bid PARTITION BY (item, 'x'), DESCRIPTOR(ts), INTERVAL '5' MINUTE)"
+        );
+        let Expr::Function(f) = e else {
+            panic!("not a function")
+        };
+        let FunctionArguments::List(list) = f.args else {
+            panic!("no args")
+        };
+        let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(first))) = list.args.first() else {
+            panic!("no first arg")
+        };
+        let arg = TableArgument::from_expr(first);
+        assert_eq!(
+            arg.map(|a| (a.name.to_string(), a.partition_by.len())),
+            Some(("bid".into(), 2))
+        );
+        let named = expr(
+            "TUMBLE(DATA => TABLE db.t, TIMECOL => DESCRIPTOR(ts), SIZE => INTERVAL '1' HOUR)",
+        );
+        assert_eq!(
+            named.to_string(),
+            "TUMBLE(DATA => TABLE db.t, TIMECOL => DESCRIPTOR(ts), SIZE => INTERVAL '1' HOUR)"
+        );
+    }
+
+    #[test]
+    fn map_constructor() {
+        let e = expr("MAP['a', 1, 'b', 2]");
+        assert_eq!(e.to_string(), "MAP ['a', 1, 'b', 2]");
+        assert_eq!(map_constructor_args(&e).map(<[Expr]>::len), Some(4));
+    }
+
+    #[test]
+    fn json_value_clauses() {
+        let e = expr("JSON_VALUE(s, '$.a' RETURNING INT DEFAULT 0 ON EMPTY ERROR ON ERROR)");
+        let Expr::Function(f) = e else {
+            panic!("not a function")
+        };
+        let FunctionArguments::List(list) = f.args else {
+            panic!("no args")
+        };
+        assert_eq!(list.args.len(), 4);
+        assert_eq!(list.clauses.len(), 1);
+    }
+
+    #[test]
+    fn errors_are_located() {
+        let d = diag("CAST(x AS ARRAY<INT)");
+        assert_eq!((d.span.start.line, d.span.start.column), (1, 20));
+        let d = diag("a +");
+        assert!(d.message.contains("expected"), "{}", d.message);
+    }
+}
