@@ -74,6 +74,10 @@ pub enum TypeFamily {
     Table,
     /// A `DESCRIPTOR(col)` argument.
     Descriptor,
+    /// A `MODEL m` argument (`ML_PREDICT`).
+    Model,
+    /// VARIANT (semi-structured data).
+    Variant,
 }
 
 impl TypeFamily {
@@ -102,6 +106,8 @@ impl TypeFamily {
         ("TIME_ATTRIBUTE", TypeFamily::TimeAttribute),
         ("TABLE", TypeFamily::Table),
         ("DESCRIPTOR", TypeFamily::Descriptor),
+        ("MODEL", TypeFamily::Model),
+        ("VARIANT", TypeFamily::Variant),
     ];
 
     /// The family's spelling in the data file.
@@ -175,6 +181,8 @@ pub enum ReturnRule {
     AvgOf(usize),
     /// `ELEMENT_OF(ARGn)`: the element type of the array or multiset argument `n`.
     ElementOf(usize),
+    /// `ENTRY_OF(ARGn)`: a `ROW<key, value>` of the map argument `n`'s key and value types.
+    EntryOf(usize),
     /// `KEY_OF(ARGn)`: the key type of the map argument `n`.
     KeyOf(usize),
     /// `VALUE_OF(ARGn)`: the value type of the map argument `n`.
@@ -195,6 +203,9 @@ pub enum ReturnRule {
     /// `WINDOWED_TABLE`: the input table's columns plus `window_start`, `window_end` and
     /// `window_time` (window table-valued functions).
     WindowedTable,
+    /// `PREDICTED_TABLE`: the input table's columns plus the model's output columns
+    /// (`ML_PREDICT`).
+    PredictedTable,
     /// `GROUP_WINDOW`: a legacy group window; it only appears in `GROUP BY` and has no value.
     GroupWindow,
 }
@@ -210,6 +221,7 @@ impl ReturnRule {
             "ROW_OF_ARGS" => Some(ReturnRule::RowOfArgs),
             "TARGET_TYPE" => Some(ReturnRule::TargetType),
             "WINDOWED_TABLE" => Some(ReturnRule::WindowedTable),
+            "PREDICTED_TABLE" => Some(ReturnRule::PredictedTable),
             "GROUP_WINDOW" => Some(ReturnRule::GroupWindow),
             _ => None,
         };
@@ -237,6 +249,7 @@ impl ReturnRule {
                 "SUM_OF" => arg_rule(ReturnRule::SumOf),
                 "AVG_OF" => arg_rule(ReturnRule::AvgOf),
                 "ELEMENT_OF" => arg_rule(ReturnRule::ElementOf),
+                "ENTRY_OF" => arg_rule(ReturnRule::EntryOf),
                 "KEY_OF" => arg_rule(ReturnRule::KeyOf),
                 "VALUE_OF" => arg_rule(ReturnRule::ValueOf),
                 "FIELD_OF" => arg_rule(ReturnRule::FieldOf),

@@ -2,7 +2,8 @@
 
 use riffle_dialects::{
     config_option, connector, connectors, did_you_mean, feature, features, format, formats,
-    function, init, ChangelogMode, OptionType, Role, Support,
+    function, function_categories, functions, init, ChangelogMode, FunctionKind, OptionType,
+    ReturnRule, Role, Support,
 };
 
 #[test]
@@ -180,8 +181,88 @@ fn features_follow_the_status_policy() {
 }
 
 #[test]
-fn functions_and_config_lookups() {
-    assert!(function("abs").is_some());
+fn functions_cover_the_documented_list() {
+    let names = [
+        "COUNT",
+        "SUM",
+        "AVG",
+        "MIN",
+        "MAX",
+        "STDDEV_POP",
+        "STDDEV_SAMP",
+        "VAR_POP",
+        "VAR_SAMP",
+        "COLLECT",
+        "LISTAGG",
+        "FIRST_VALUE",
+        "LAST_VALUE",
+        "ARRAY_AGG",
+        "JSON_OBJECTAGG",
+        "JSON_ARRAYAGG",
+        "ROW_NUMBER",
+        "RANK",
+        "DENSE_RANK",
+        "CUME_DIST",
+        "PERCENT_RANK",
+        "NTILE",
+        "LEAD",
+        "LAG",
+        "TUMBLE",
+        "HOP",
+        "CUMULATE",
+        "SESSION",
+        "TUMBLE_START",
+        "TUMBLE_END",
+        "TUMBLE_ROWTIME",
+        "TUMBLE_PROCTIME",
+        "HOP_START",
+        "SESSION_END",
+        "PROCTIME",
+        "CURRENT_WATERMARK",
+        "||",
+        "IS DISTINCT FROM",
+        "LIKE",
+        "BETWEEN",
+        "IN",
+        "CASE",
+        "CAST",
+        "TRY_CAST",
+        "EXTRACT",
+        "POSITION",
+        "TRIM",
+        "OVERLAY",
+        "SUBSTRING",
+        "FLOOR",
+        "CEIL",
+        "JSON_VALUE",
+        "DATE_FORMAT",
+        "TO_TIMESTAMP_LTZ",
+        "UNNEST",
+    ];
+    for name in names {
+        assert!(function(name).is_some(), "missing function {name}");
+    }
+    assert!(function("cast").is_some_and(|f| f.syntax));
+    assert_eq!(function("ceiling").map(|f| f.name.as_str()), Some("CEIL"));
+    assert_eq!(
+        function("character_length").map(|f| f.name.as_str()),
+        Some("CHAR_LENGTH")
+    );
     assert!(function("no_such_function").is_none());
+    let sum = function("sum").expect("sum");
+    assert_eq!(sum.kind, FunctionKind::Aggregate);
+    assert_eq!(sum.signatures[0].returns, ReturnRule::SumOf(0));
+    assert_eq!(
+        function("row_number").map(|f| f.kind),
+        Some(FunctionKind::OverOnly)
+    );
+    // Every function's category is one of the declared ones.
+    for f in functions() {
+        assert!(function_categories().contains(&f.category), "{}", f.name);
+    }
+}
+
+#[test]
+fn config_lookups() {
     assert!(config_option("pipeline.name").is_some());
 }
