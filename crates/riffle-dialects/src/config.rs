@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 
+use crate::function::check_since;
 use crate::option_type::OptionType;
 use crate::support::{RawSupport, Support};
 
@@ -75,6 +76,9 @@ impl RawConfig {
             .map(|o| {
                 let key = o.key;
                 let ctx = |e: String| format!("config option `{key}`: {e}");
+                if let Some(since) = &o.since {
+                    check_since(since).map_err(ctx)?;
+                }
                 let ty =
                     OptionType::from_spec(&o.ty, o.values, o.case_sensitive, o.default.as_deref())
                         .map_err(ctx)?;

@@ -463,6 +463,21 @@ impl RawFunctions {
     }
 }
 
+/// Checks that a `since` value is a `MAJOR.MINOR` Flink version.
+pub(crate) fn check_since(since: &str) -> Result<(), String> {
+    let valid = since.split('.').count() == 2
+        && since
+            .split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "`since = \"{since}\"` is not a MAJOR.MINOR version"
+        ))
+    }
+}
+
 fn resolve_function(
     f: RawFunction,
     categories: &[String],
@@ -475,15 +490,7 @@ fn resolve_function(
         ));
     }
     if let Some(since) = &f.since {
-        let valid = since.split('.').count() == 2
-            && since
-                .split('.')
-                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-        if !valid {
-            return Err(format!(
-                "`since = \"{since}\"` is not a MAJOR.MINOR version"
-            ));
-        }
+        check_since(since)?;
     }
     if f.signatures.is_empty() {
         return Err("no signatures".to_string());

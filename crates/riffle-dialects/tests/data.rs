@@ -263,6 +263,24 @@ fn functions_cover_the_documented_list() {
 }
 
 #[test]
-fn config_lookups() {
+fn config_lookups_follow_fallback_keys_and_types() {
     assert!(config_option("pipeline.name").is_some());
+    let backend = config_option("state.backend").expect("deprecated key resolves");
+    assert_eq!(backend.key, "state.backend.type");
+    let ttl = config_option("table.exec.state.ttl").expect("ttl");
+    assert!(ttl.ty.validate("1 h").is_ok());
+    assert!(ttl.ty.validate("one hour").is_err());
+    let mode = config_option("execution.runtime-mode").expect("mode");
+    assert!(
+        mode.ty.validate("batch").is_ok(),
+        "Flink enum options ignore case"
+    );
+    for key in [
+        "table.exec.mini-batch.enabled",
+        "table.dml-sync",
+        "sql-client.execution.result-mode",
+        "execution.checkpointing.interval",
+    ] {
+        assert!(config_option(key).is_some(), "missing {key}");
+    }
 }
