@@ -19,8 +19,9 @@ pub fn queue_for_key(key: &str, queues: u32) -> u32 {
 
 /// Java's `String.hashCode()`.
 pub fn java_string_hash(s: &str) -> i32 {
-    s.encode_utf16()
-        .fold(0i32, |h, unit| h.wrapping_mul(31).wrapping_add(i32::from(unit)))
+    s.encode_utf16().fold(0i32, |h, unit| {
+        h.wrapping_mul(31).wrapping_add(i32::from(unit))
+    })
 }
 
 #[cfg(test)]
@@ -41,11 +42,14 @@ mod tests {
     #[test]
     fn queue_selection_follows_java_remainder() {
         assert_eq!(queue_for_key("hello", 4), 2); // 99162322 % 4
-        // Negative hash: Java's % keeps the sign, then Math.abs.
+                                                  // Negative hash: Java's % keeps the sign, then Math.abs.
         let h = java_string_hash("negative-key-77");
         assert!(h < 0, "pick a key with a negative hash: {h}");
         assert_eq!(queue_for_key("negative-key-77", 7), (h % 7).unsigned_abs());
-        assert_eq!(queue_for_key("polygenelubricants", 3), (i32::MIN % 3).unsigned_abs());
+        assert_eq!(
+            queue_for_key("polygenelubricants", 3),
+            (i32::MIN % 3).unsigned_abs()
+        );
         assert_eq!(queue_for_key("x", 0), 0);
         assert!(queue_for_key("x", u32::MAX) < u32::MAX);
     }

@@ -1,5 +1,6 @@
 //! Riffle's embedded topic store, modelled on RocketMQ (docs written below).
 
+pub mod admin;
 mod error;
 mod fsutil;
 mod hash;

@@ -45,6 +45,8 @@ pub struct QueueInfo {
     pub min_offset: u64,
     /// One past the largest offset stored: the offset the next message will get.
     pub max_offset: u64,
+    /// Number of messages stored (fewer than `max_offset - min_offset` after compaction).
+    pub messages: u64,
     /// Number of segments.
     pub segments: usize,
     /// Bytes of log data.
@@ -148,9 +150,7 @@ impl Queue {
         bases.sort_unstable();
         // An index without its log is left over from a deleted segment.
         for idx in index_files {
-            let has_log = bases
-                .iter()
-                .any(|&b| segment::index_path(&dir, b) == idx);
+            let has_log = bases.iter().any(|&b| segment::index_path(&dir, b) == idx);
             if !has_log {
                 remove_if_exists(&idx)?;
             }
@@ -313,6 +313,7 @@ impl Queue {
             id: self.id,
             min_offset: min_offset.unwrap_or(max_offset).min(max_offset),
             max_offset,
+            messages: segs.iter().map(|s| s.count()).sum(),
             segments: segs.len(),
             bytes: segs.iter().map(|s| s.len_bytes()).sum(),
         })
@@ -482,7 +483,12 @@ impl Queue {
     /// Order: new log written and synced under a temporary name; old index removed; log renamed
     /// into place; new index written the same way. A crash at any point leaves either the old
     /// or the new log, and an index that is either correct or missing (then rebuilt on open).
-    fn replace_segment(&self, old: &Arc<Segment>, frames: &[u8], entries: &[IndexEntry]) -> Result<()> {
+    fn replace_segment(
+        &self,
+        old: &Arc<Segment>,
+        frames: &[u8],
+        entries: &[IndexEntry],
+    ) -> Result<()> {
         let base = old.base;
         let log = segment::log_path(&self.dir, base);
         let idx = segment::index_path(&self.dir, base);

@@ -101,15 +101,21 @@ pub fn now_ms() -> i64 {
 }
 
 /// Appends the frame of one record to `buf`; returns the frame's length in bytes.
-pub(crate) fn encode(buf: &mut Vec<u8>, offset: u64, store_ts: i64, msg: &Message) -> Result<usize> {
+pub(crate) fn encode(
+    buf: &mut Vec<u8>,
+    offset: u64,
+    store_ts: i64,
+    msg: &Message,
+) -> Result<usize> {
     let start = buf.len();
     buf.extend_from_slice(&[0u8; FRAME_HEADER_BYTES]);
     buf.push(RECORD_VERSION);
     buf.extend_from_slice(&offset.to_le_bytes());
     buf.extend_from_slice(&msg.born_timestamp.to_le_bytes());
     buf.extend_from_slice(&store_ts.to_le_bytes());
-    let key_count = u16::try_from(msg.keys.len())
-        .map_err(|_| StoreError::Invalid(format!("a message may have at most {} keys", u16::MAX)))?;
+    let key_count = u16::try_from(msg.keys.len()).map_err(|_| {
+        StoreError::Invalid(format!("a message may have at most {} keys", u16::MAX))
+    })?;
     buf.extend_from_slice(&key_count.to_le_bytes());
     for key in &msg.keys {
         put_bytes(buf, key.as_bytes(), "key")?;

@@ -139,7 +139,8 @@ pub(crate) fn scan_frames(
             end,
             chunk_hint,
         )?;
-        let rel = usize::try_from(pos - buf_start).map_err(|_| corrupt(path, "position overflow"))?;
+        let rel =
+            usize::try_from(pos - buf_start).map_err(|_| corrupt(path, "position overflow"))?;
         let mut hdr_bytes = [0u8; FRAME_HEADER_BYTES];
         hdr_bytes.copy_from_slice(&buf[rel..rel + FRAME_HEADER_BYTES]);
         let hdr = FrameHeader::parse(hdr_bytes);
@@ -166,7 +167,8 @@ pub(crate) fn scan_frames(
             end,
             chunk_hint,
         )?;
-        let rel = usize::try_from(pos - buf_start).map_err(|_| corrupt(path, "position overflow"))?;
+        let rel =
+            usize::try_from(pos - buf_start).map_err(|_| corrupt(path, "position overflow"))?;
         let payload_end =
             usize::try_from(frame_len).map_err(|_| corrupt(path, "record too large"))? + rel;
         let payload = &buf[rel + FRAME_HEADER_BYTES..payload_end];
@@ -518,7 +520,9 @@ impl Segment {
         }
         let end = self.len_bytes();
         let start = self.entry(first)?.position;
-        let want = usize::try_from(count - first).unwrap_or(usize::MAX).min(max);
+        let want = usize::try_from(count - first)
+            .unwrap_or(usize::MAX)
+            .min(max);
         let target = out.len() + want;
         let path = &self.log_path;
         let chunk = SCAN_CHUNK_BYTES.min(want.saturating_mul(1024).max(4096));
@@ -569,7 +573,13 @@ mod tests {
         let mut entries = Vec::new();
         for &o in offsets {
             let position = seg.len_bytes() + frames.len() as u64;
-            encode(&mut frames, o, 1000 + o as i64, &Message::new(format!("m{o}"))).unwrap();
+            encode(
+                &mut frames,
+                o,
+                1000 + o as i64,
+                &Message::new(format!("m{o}")),
+            )
+            .unwrap();
             entries.push(IndexEntry {
                 offset: o,
                 position,

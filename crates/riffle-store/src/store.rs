@@ -101,7 +101,9 @@ impl Default for TopicConfig {
 impl TopicConfig {
     fn validate(&self) -> Result<()> {
         if self.queues == 0 {
-            return Err(StoreError::Invalid("a topic needs at least one queue".into()));
+            return Err(StoreError::Invalid(
+                "a topic needs at least one queue".into(),
+            ));
         }
         if self.queues > 1024 {
             return Err(StoreError::Invalid(format!(
@@ -118,10 +120,14 @@ impl TopicConfig {
             ));
         }
         if self.retention_ms.is_some_and(|ms| ms <= 0) {
-            return Err(StoreError::Invalid("retention time must be positive".into()));
+            return Err(StoreError::Invalid(
+                "retention time must be positive".into(),
+            ));
         }
         if self.retention_bytes == Some(0) {
-            return Err(StoreError::Invalid("retention size must be positive".into()));
+            return Err(StoreError::Invalid(
+                "retention size must be positive".into(),
+            ));
         }
         Ok(())
     }
@@ -219,7 +225,7 @@ struct Inner {
     options: StoreOptions,
     /// Holds the advisory lock for as long as the store is open.
     _lock: File,
-    topics: RwLock<BTreeMap<String, Arc<Topic>>>,
+    topics: RwLock<TopicMap>,
     groups: Mutex<BTreeMap<String, GroupOffsets>>,
     /// The first background flush failure; sticky because a failed fsync may have dropped data.
     flush_error: Mutex<Option<String>>,
@@ -294,17 +300,27 @@ impl Store {
         let mut workers = Vec::new();
         if inner.options.flush_mode == FlushMode::Async {
             let period = inner.options.flush_interval;
-            workers.push(spawn_periodic(&inner, "riffle-store-flush", period, |inner| {
-                if let Err(e) = inner.flush_all() {
-                    let mut slot = lock(&inner.flush_error);
-                    slot.get_or_insert_with(|| e.to_string());
-                }
-            })?);
+            workers.push(spawn_periodic(
+                &inner,
+                "riffle-store-flush",
+                period,
+                |inner| {
+                    if let Err(e) = inner.flush_all() {
+                        let mut slot = lock(&inner.flush_error);
+                        slot.get_or_insert_with(|| e.to_string());
+                    }
+                },
+            )?);
         }
         if let Some(period) = inner.options.maintenance_interval {
-            workers.push(spawn_periodic(&inner, "riffle-store-maintenance", period, |inner| {
-                *lock(&inner.maintenance_error) = inner.maintain().err().map(|e| e.to_string());
-            })?);
+            workers.push(spawn_periodic(
+                &inner,
+                "riffle-store-maintenance",
+                period,
+                |inner| {
+                    *lock(&inner.maintenance_error) = inner.maintain().err().map(|e| e.to_string());
+                },
+            )?);
         }
         Ok(Store {
             inner,
@@ -352,7 +368,14 @@ impl Store {
         // topic.json is written last: its presence is what makes the topic exist.
         write_atomic(&dir.join(TOPIC_META), &json)?;
         sync_dir(&topics_dir)?;
-        topics.insert(name.to_owned(), Arc::new(Topic { config, dir, queues }));
+        topics.insert(
+            name.to_owned(),
+            Arc::new(Topic {
+                config,
+                dir,
+                queues,
+            }),
+        );
         Ok(())
     }
 
@@ -667,7 +690,10 @@ impl Inner {
         };
         let json = serde_json::to_vec_pretty(&file)
             .map_err(|e| StoreError::Invalid(format!("encoding offsets of group {group}: {e}")))?;
-        write_atomic(&self.dir.join(GROUPS_DIR).join(format!("{group}.json")), &json)
+        write_atomic(
+            &self.dir.join(GROUPS_DIR).join(format!("{group}.json")),
+            &json,
+        )
     }
 }
 
@@ -733,11 +759,13 @@ fn take_lock(dir: &Path) -> Result<File> {
     Ok(file)
 }
 
-fn load_topics(topics_dir: &Path) -> Result<(BTreeMap<String, Arc<Topic>>, Vec<QueueRecovery>)> {
+/// Topics by name.
+type TopicMap = BTreeMap<String, Arc<Topic>>;
+
+fn load_topics(topics_dir: &Path) -> Result<(TopicMap, Vec<QueueRecovery>)> {
     let mut topics = BTreeMap::new();
     let mut recovery = Vec::new();
-    let listing =
-        fs::read_dir(topics_dir).ctx(|| format!("listing {}", topics_dir.display()))?;
+    let listing = fs::read_dir(topics_dir).ctx(|| format!("listing {}", topics_dir.display()))?;
     for entry in listing {
         let entry = entry.ctx(|| format!("listing {}", topics_dir.display()))?;
         let dir = entry.path();

@@ -34,7 +34,9 @@ fn sync_options() -> StoreOptions {
 fn expected_body(queue: u32, offset: u64) -> Vec<u8> {
     let len = 1 + ((offset * 7919 + u64::from(queue) * 104_729) % 3000) as usize;
     let seed = offset.wrapping_mul(31).wrapping_add(u64::from(queue));
-    (0..len).map(|i| (seed.wrapping_add(i as u64) % 251) as u8).collect()
+    (0..len)
+        .map(|i| (seed.wrapping_add(i as u64) % 251) as u8)
+        .collect()
 }
 
 fn message_for(queue: u32, offset: u64) -> Message {
@@ -53,7 +55,13 @@ fn kill_child_entry() {
     let store = Store::open(&dir, sync_options()).unwrap();
     if !store.topics().contains(&"t".to_string()) {
         store
-            .create_topic("t", TopicConfig { queues: QUEUES, ..TopicConfig::default() })
+            .create_topic(
+                "t",
+                TopicConfig {
+                    queues: QUEUES,
+                    ..TopicConfig::default()
+                },
+            )
             .unwrap();
     }
     let mut rng = Rng(u64::from(std::process::id()) | 1);
@@ -62,8 +70,14 @@ fn kill_child_entry() {
         let queue = rng.below(u64::from(QUEUES)) as u32;
         let next = store.queue_info("t", queue).unwrap().max_offset;
         // Large batches make a kill during a write (a torn record) likely.
-        let count = if rng.below(2) == 0 { 1 } else { 1 + rng.below(200) };
-        let batch: Vec<Message> = (next..next + count).map(|o| message_for(queue, o)).collect();
+        let count = if rng.below(2) == 0 {
+            1
+        } else {
+            1 + rng.below(200)
+        };
+        let batch: Vec<Message> = (next..next + count)
+            .map(|o| message_for(queue, o))
+            .collect();
         let first = if count == 1 {
             store.append("t", queue, &batch[0]).unwrap()
         } else {
@@ -75,12 +89,17 @@ fn kill_child_entry() {
 }
 
 /// Reads the child's stdout on a thread, sending every acknowledgement.
-fn spawn_reader(stdout: std::process::ChildStdout, tx: mpsc::Sender<(u32, u64, u64)>) -> std::thread::JoinHandle<()> {
+fn spawn_reader(
+    stdout: std::process::ChildStdout,
+    tx: mpsc::Sender<(u32, u64, u64)>,
+) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
             // The test harness may print its own text before ours on the same line.
-            let Some(pos) = line.find("ACK ") else { continue };
+            let Some(pos) = line.find("ACK ") else {
+                continue;
+            };
             let fields: Vec<u64> = line[pos + 4..]
                 .split_whitespace()
                 .filter_map(|f| f.parse().ok())
@@ -120,7 +139,12 @@ fn acknowledged_appends_survive_sigkill() {
     let mut total_acks = 0;
     for round in 0..8 {
         let mut child = Command::new(&exe)
-            .args(["--exact", "kill_child_entry", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "kill_child_entry",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(KILL_CHILD_ENV, dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -133,7 +157,9 @@ fn acknowledged_appends_survive_sigkill() {
             // Sometimes kill early, possibly while the child is still opening the store.
             std::thread::sleep(Duration::from_millis(rng.below(30)));
         } else {
-            let first = rx.recv_timeout(Duration::from_secs(60)).expect("child acknowledged nothing");
+            let first = rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("child acknowledged nothing");
             round_acks.push(first);
             std::thread::sleep(Duration::from_millis(20 + rng.below(400)));
         }
@@ -154,7 +180,10 @@ fn acknowledged_appends_survive_sigkill() {
             store.recovery()
         );
         if !store.topics().contains(&"t".to_string()) {
-            assert!(round_acks.is_empty() && acked == [0, 0], "acknowledged topic lost");
+            assert!(
+                round_acks.is_empty() && acked == [0, 0],
+                "acknowledged topic lost"
+            );
             continue;
         }
         for q in 0..QUEUES {
@@ -169,12 +198,18 @@ fn acknowledged_appends_survive_sigkill() {
             assert_eq!(all.len() as u64, info.max_offset, "offsets are dense");
             for (i, m) in all.iter().enumerate() {
                 assert_eq!(m.offset, i as u64);
-                assert_eq!(m.message, message_for(q, m.offset), "round {round} queue {q}");
+                assert_eq!(
+                    m.message,
+                    message_for(q, m.offset),
+                    "round {round} queue {q}"
+                );
             }
             // No garbage after the last record.
             assert_eq!(log_bytes_on_disk(dir.path(), q), info.bytes);
             // Appends continue at the right offset (and keep the body pattern).
-            let next = store.append("t", q, &message_for(q, info.max_offset)).unwrap();
+            let next = store
+                .append("t", q, &message_for(q, info.max_offset))
+                .unwrap();
             assert_eq!(next, info.max_offset);
             acked[q as usize] = next + 1;
         }
@@ -201,7 +236,12 @@ fn another_process_cannot_open_a_held_store() {
     let exe = std::env::current_exe().unwrap();
     let run_child = || {
         let out = Command::new(&exe)
-            .args(["--exact", "lock_child_entry", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "lock_child_entry",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(LOCK_CHILD_ENV, dir.path())
             .stderr(Stdio::null())
             .output()
@@ -212,7 +252,10 @@ fn another_process_cannot_open_a_held_store() {
     let out = run_child();
     assert!(out.contains("ERROR data directory"), "{out}");
     assert!(out.contains("is locked by another process"), "{out}");
-    assert!(out.contains(&format!("pid {}", std::process::id())), "{out}");
+    assert!(
+        out.contains(&format!("pid {}", std::process::id())),
+        "{out}"
+    );
     store.close().unwrap();
     let out = run_child();
     assert!(out.contains("OPENED"), "{out}");

@@ -44,7 +44,9 @@ fn reopen_after_clean_close_keeps_everything() {
     let mut written = Vec::new();
     {
         let store = Store::open(dir.path(), options(4096)).unwrap();
-        store.create_topic("orders", TopicConfig::default()).unwrap();
+        store
+            .create_topic("orders", TopicConfig::default())
+            .unwrap();
         for i in 0..300u32 {
             let msg = Message::new(format!("body-{i}"))
                 .with_key(format!("k{i}"))
@@ -73,23 +75,36 @@ fn reopen_after_clean_close_keeps_everything() {
         assert_eq!((info.min_offset, info.max_offset), (0, 75));
         assert!(info.segments > 1, "small segments must have rolled");
     }
-    assert_eq!(store.append("orders", 1, &Message::new("next")).unwrap(), 75);
+    assert_eq!(
+        store.append("orders", 1, &Message::new("next")).unwrap(),
+        75
+    );
 }
 
 #[test]
 fn compaction_keeps_latest_value_per_key_at_original_offsets() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), options(2048)).unwrap();
-    store.create_topic("state", one_queue(CleanupPolicy::Compaction)).unwrap();
+    store
+        .create_topic("state", one_queue(CleanupPolicy::Compaction))
+        .unwrap();
     let mut rng = Rng(0x5eed);
     // key -> (offset, body); a tombstone removes the key.
     let mut latest: BTreeMap<String, (u64, Vec<u8>)> = BTreeMap::new();
     for i in 0..2000 {
         let key = format!("key-{}", rng.below(40));
         let tombstone = rng.below(10) == 0;
-        let body = if tombstone { Vec::new() } else { format!("v{i}").into_bytes() };
+        let body = if tombstone {
+            Vec::new()
+        } else {
+            format!("v{i}").into_bytes()
+        };
         let off = store
-            .append("state", 0, &Message::new(body.clone()).with_key(key.clone()))
+            .append(
+                "state",
+                0,
+                &Message::new(body.clone()).with_key(key.clone()),
+            )
             .unwrap();
         assert_eq!(off, i);
         if tombstone {
@@ -125,10 +140,16 @@ fn compaction_keeps_latest_value_per_key_at_original_offsets() {
     // Reading from offset 0 (now a gap) starts at the first surviving offset.
     let first_surviving = latest.values().map(|(o, _)| *o).min().unwrap();
     assert!(first_surviving > 0);
-    assert_eq!(store.read("state", 0, 0, 1).unwrap()[0].offset, first_surviving);
+    assert_eq!(
+        store.read("state", 0, 0, 1).unwrap()[0].offset,
+        first_surviving
+    );
     assert_eq!(after.min_offset, first_surviving);
     // Appends continue after the old end, and a second compaction changes nothing.
-    assert_eq!(store.append("state", 0, &keyed("fresh", "x")).unwrap(), 2000);
+    assert_eq!(
+        store.append("state", 0, &keyed("fresh", "x")).unwrap(),
+        2000
+    );
     latest.insert("fresh".into(), (2000, b"x".to_vec()));
     let again = store.compact("state").unwrap();
     assert_eq!(again.removed, 0);
@@ -142,13 +163,20 @@ fn compaction_keeps_latest_value_per_key_at_original_offsets() {
 fn tombstone_in_newest_segment_is_visible_until_compacted() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), options(1 << 20)).unwrap();
-    store.create_topic("s", one_queue(CleanupPolicy::Compaction)).unwrap();
+    store
+        .create_topic("s", one_queue(CleanupPolicy::Compaction))
+        .unwrap();
     store.append("s", 0, &keyed("a", "1")).unwrap();
     store.append("s", 0, &keyed("b", "2")).unwrap();
     store.compact("s").unwrap();
     let tomb = store.append("s", 0, &keyed("a", "")).unwrap();
     // Before compaction the reader sees the old value and the tombstone.
-    let seen: Vec<u64> = store.read("s", 0, 0, 10).unwrap().iter().map(|m| m.offset).collect();
+    let seen: Vec<u64> = store
+        .read("s", 0, 0, 10)
+        .unwrap()
+        .iter()
+        .map(|m| m.offset)
+        .collect();
     assert_eq!(seen, vec![0, 1, tomb]);
     store.compact("s").unwrap();
     assert_eq!(bodies(&store, "s", 0), vec![(1, b"2".to_vec())]);
@@ -160,15 +188,22 @@ fn tombstone_in_newest_segment_is_visible_until_compacted() {
 fn compacted_topics_require_keys_and_reject_retention() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), options(1 << 20)).unwrap();
-    store.create_topic("s", one_queue(CleanupPolicy::Compaction)).unwrap();
+    store
+        .create_topic("s", one_queue(CleanupPolicy::Compaction))
+        .unwrap();
     let err = store.append("s", 0, &Message::new("no key")).unwrap_err();
     assert!(err.to_string().contains("need a key"), "{err}");
     let bad = TopicConfig {
         retention_ms: Some(1000),
         ..one_queue(CleanupPolicy::Compaction)
     };
-    assert!(matches!(store.create_topic("s2", bad), Err(StoreError::Invalid(_))));
-    let err = store.create_topic("plain", one_queue(CleanupPolicy::Delete)).and_then(|()| store.compact("plain"));
+    assert!(matches!(
+        store.create_topic("s2", bad),
+        Err(StoreError::Invalid(_))
+    ));
+    let err = store
+        .create_topic("plain", one_queue(CleanupPolicy::Delete))
+        .and_then(|()| store.compact("plain"));
     assert!(matches!(err, Err(StoreError::Invalid(_))));
 }
 
@@ -176,7 +211,9 @@ fn compacted_topics_require_keys_and_reject_retention() {
 fn compaction_with_concurrent_appends_stays_consistent() {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(dir.path(), options(1024)).unwrap());
-    store.create_topic("s", one_queue(CleanupPolicy::Compaction)).unwrap();
+    store
+        .create_topic("s", one_queue(CleanupPolicy::Compaction))
+        .unwrap();
     let writer = {
         let store = Arc::clone(&store);
         std::thread::spawn(move || {
@@ -193,7 +230,9 @@ fn compaction_with_concurrent_appends_stays_consistent() {
     writer.join().unwrap();
     store.compact("s").unwrap();
     let got = bodies(&store, "s", 0);
-    let want: Vec<(u64, Vec<u8>)> = (3000 - 17..3000).map(|i| (i, i.to_string().into_bytes())).collect();
+    let want: Vec<(u64, Vec<u8>)> = (3000 - 17..3000)
+        .map(|i| (i, i.to_string().into_bytes()))
+        .collect();
     assert_eq!(got, want);
 }
 
@@ -207,7 +246,9 @@ fn retention_by_size_deletes_oldest_sealed_segments() {
     };
     store.create_topic("logs", config).unwrap();
     for i in 0..200 {
-        store.append("logs", 0, &Message::new(format!("{i:0100}"))).unwrap();
+        store
+            .append("logs", 0, &Message::new(format!("{i:0100}")))
+            .unwrap();
     }
     let before = store.queue_info("logs", 0).unwrap();
     let deleted = store.apply_retention().unwrap();
@@ -225,7 +266,9 @@ fn retention_by_size_deletes_oldest_sealed_segments() {
     }
     assert_eq!(read.len() as u64, 200 - after.min_offset);
     // Segment files are gone from disk too.
-    let files = fs::read_dir(queue_dir(dir.path(), "logs", 0)).unwrap().count();
+    let files = fs::read_dir(queue_dir(dir.path(), "logs", 0))
+        .unwrap()
+        .count();
     assert_eq!(files, after.segments * 2);
 }
 
@@ -239,7 +282,9 @@ fn retention_by_time_deletes_expired_segments_including_the_newest() {
     };
     store.create_topic("t", config).unwrap();
     for i in 0..60 {
-        store.append("t", 0, &Message::new(format!("{i:050}"))).unwrap();
+        store
+            .append("t", 0, &Message::new(format!("{i:050}")))
+            .unwrap();
     }
     assert_eq!(store.apply_retention().unwrap(), 0, "nothing is old yet");
     std::thread::sleep(Duration::from_millis(400));
@@ -251,7 +296,11 @@ fn retention_by_time_deletes_expired_segments_including_the_newest() {
     std::thread::sleep(Duration::from_millis(400));
     assert!(store.apply_retention().unwrap() > 0);
     let info = store.queue_info("t", 0).unwrap();
-    assert_eq!((info.min_offset, info.max_offset), (61, 61), "everything expired");
+    assert_eq!(
+        (info.min_offset, info.max_offset),
+        (61, 61),
+        "everything expired"
+    );
     assert!(store.read("t", 0, 0, 10).unwrap().is_empty());
     assert_eq!(store.append("t", 0, &Message::new("after")).unwrap(), 61);
     store.close().unwrap();
@@ -264,16 +313,22 @@ fn retention_by_time_deletes_expired_segments_including_the_newest() {
 fn seek_by_store_timestamp() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), options(512)).unwrap();
-    store.create_topic("t", one_queue(CleanupPolicy::Delete)).unwrap();
+    store
+        .create_topic("t", one_queue(CleanupPolicy::Delete))
+        .unwrap();
     let mut firsts = Vec::new();
     for batch in 0..5 {
-        let msgs: Vec<Message> = (0..20).map(|i| Message::new(format!("{batch}-{i}"))).collect();
+        let msgs: Vec<Message> = (0..20)
+            .map(|i| Message::new(format!("{batch}-{i}")))
+            .collect();
         firsts.push(store.append_batch("t", 0, &msgs).unwrap());
         std::thread::sleep(Duration::from_millis(15));
     }
     let all = store.read("t", 0, 0, usize::MAX).unwrap();
     assert_eq!(all.len(), 100);
-    assert!(all.windows(2).all(|w| w[0].store_timestamp <= w[1].store_timestamp));
+    assert!(all
+        .windows(2)
+        .all(|w| w[0].store_timestamp <= w[1].store_timestamp));
     for &first in &firsts {
         let ts = all[first as usize].store_timestamp;
         assert_eq!(store.offset_for_timestamp("t", 0, ts).unwrap(), first);
@@ -282,7 +337,10 @@ fn seek_by_store_timestamp() {
     }
     assert_eq!(store.offset_for_timestamp("t", 0, 0).unwrap(), 0);
     let last_ts = all[99].store_timestamp;
-    assert_eq!(store.offset_for_timestamp("t", 0, last_ts + 1).unwrap(), 100);
+    assert_eq!(
+        store.offset_for_timestamp("t", 0, last_ts + 1).unwrap(),
+        100
+    );
 }
 
 #[test]
@@ -291,16 +349,25 @@ fn torn_and_corrupt_tails_are_truncated_on_open() {
     let setup = |n: u64| {
         let _ = fs::remove_dir_all(dir.path());
         let store = Store::open(dir.path(), options(1 << 20)).unwrap();
-        store.create_topic("t", one_queue(CleanupPolicy::Delete)).unwrap();
+        store
+            .create_topic("t", one_queue(CleanupPolicy::Delete))
+            .unwrap();
         for i in 0..n {
-            store.append("t", 0, &Message::new(format!("message {i}"))).unwrap();
+            store
+                .append("t", 0, &Message::new(format!("message {i}")))
+                .unwrap();
         }
         store.close().unwrap();
         newest_log(dir.path(), "t", 0)
     };
     let verify = |expect: u64, truncated: bool| {
         let store = Store::open(dir.path(), options(1 << 20)).unwrap();
-        assert_eq!(store.recovery().len(), usize::from(truncated), "{:?}", store.recovery());
+        assert_eq!(
+            store.recovery().len(),
+            usize::from(truncated),
+            "{:?}",
+            store.recovery()
+        );
         let read = store.read("t", 0, 0, usize::MAX).unwrap();
         assert_eq!(read.len() as u64, expect);
         for m in &read {
@@ -312,7 +379,10 @@ fn torn_and_corrupt_tails_are_truncated_on_open() {
         // The file holds exactly the valid records plus the one appended above.
         let store = Store::open(dir.path(), options(1 << 20)).unwrap();
         assert!(store.recovery().is_empty());
-        assert_eq!(fs::metadata(&log).unwrap().len(), store.queue_info("t", 0).unwrap().bytes);
+        assert_eq!(
+            fs::metadata(&log).unwrap().len(),
+            store.queue_info("t", 0).unwrap().bytes
+        );
         store.close().unwrap();
     };
 
@@ -359,7 +429,10 @@ fn second_open_of_the_same_directory_fails_clearly() {
     assert!(matches!(err, StoreError::Locked { .. }), "{err}");
     let text = err.to_string();
     assert!(text.contains("locked by another process"), "{text}");
-    assert!(text.contains(&format!("pid {}", std::process::id())), "{text}");
+    assert!(
+        text.contains(&format!("pid {}", std::process::id())),
+        "{text}"
+    );
     store.close().unwrap();
     Store::open(dir.path(), options(1 << 20)).unwrap();
 }
@@ -370,7 +443,13 @@ fn group_offsets_persist_and_report_lag() {
     {
         let store = Store::open(dir.path(), options(1 << 20)).unwrap();
         store
-            .create_topic("t", TopicConfig { queues: 2, ..TopicConfig::default() })
+            .create_topic(
+                "t",
+                TopicConfig {
+                    queues: 2,
+                    ..TopicConfig::default()
+                },
+            )
             .unwrap();
         for i in 0..10 {
             store.append("t", i % 2, &Message::new("x")).unwrap();
@@ -395,9 +474,16 @@ fn group_offsets_persist_and_report_lag() {
     assert_eq!(info.groups[0].lag, 2);
     assert_eq!(info.queues[0].max_offset, 5);
     store.delete_topic("t").unwrap();
-    assert!(matches!(store.describe("t"), Err(StoreError::TopicNotFound(_))));
+    assert!(matches!(
+        store.describe("t"),
+        Err(StoreError::TopicNotFound(_))
+    ));
     store.create_topic("t", TopicConfig::default()).unwrap();
-    assert_eq!(store.committed_offset("g1", "t", 0).unwrap(), None, "offsets went with the topic");
+    assert_eq!(
+        store.committed_offset("g1", "t", 0).unwrap(),
+        None,
+        "offsets went with the topic"
+    );
     assert!(!dir.path().join("groups").join("g1.json.tmp").exists());
 }
 
@@ -411,17 +497,33 @@ fn topic_admin_errors() {
         Err(StoreError::TopicExists(_))
     ));
     for bad in ["", "../x", "a b", "a.b"] {
-        assert!(store.create_topic(bad, TopicConfig::default()).is_err(), "{bad}");
+        assert!(
+            store.create_topic(bad, TopicConfig::default()).is_err(),
+            "{bad}"
+        );
     }
-    let zero = TopicConfig { queues: 0, ..TopicConfig::default() };
+    let zero = TopicConfig {
+        queues: 0,
+        ..TopicConfig::default()
+    };
     assert!(store.create_topic("z", zero).is_err());
-    assert!(matches!(store.delete_topic("nope"), Err(StoreError::TopicNotFound(_))));
+    assert!(matches!(
+        store.delete_topic("nope"),
+        Err(StoreError::TopicNotFound(_))
+    ));
     assert!(matches!(
         store.append("a", 9, &Message::new("x")),
-        Err(StoreError::QueueNotFound { queue: 9, queues: 4, .. })
+        Err(StoreError::QueueNotFound {
+            queue: 9,
+            queues: 4,
+            ..
+        })
     ));
     let big = Message::new(vec![0u8; 5 * 1024 * 1024]);
-    assert!(matches!(store.append("a", 0, &big), Err(StoreError::Invalid(_))));
+    assert!(matches!(
+        store.append("a", 0, &big),
+        Err(StoreError::Invalid(_))
+    ));
     // Nothing was stored by the failed append.
     assert_eq!(store.append("a", 0, &Message::new("x")).unwrap(), 0);
 }
@@ -447,7 +549,9 @@ fn deleted_topic_leaves_nothing_and_interrupted_deletes_are_finished_on_open() {
 fn concurrent_appenders_and_readers() {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(dir.path(), options(8192)).unwrap());
-    store.create_topic("t", one_queue(CleanupPolicy::Delete)).unwrap();
+    store
+        .create_topic("t", one_queue(CleanupPolicy::Delete))
+        .unwrap();
     let mut handles = Vec::new();
     for w in 0..4u32 {
         let store = Arc::clone(&store);
@@ -503,5 +607,8 @@ fn sync_mode_and_explicit_flush() {
     let q = queue_for_key("user-42", 4);
     assert_eq!(store.append("t", q, &keyed("user-42", "v")).unwrap(), 0);
     store.flush().unwrap();
-    assert_eq!(store.read("t", q, 0, 1).unwrap()[0].message.keys, vec!["user-42"]);
+    assert_eq!(
+        store.read("t", q, 0, 1).unwrap()[0].message.keys,
+        vec!["user-42"]
+    );
 }
