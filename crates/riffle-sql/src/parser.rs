@@ -65,23 +65,24 @@ pub(crate) fn location(loc: SqlLocation) -> Location {
 /// Parses a whole script. Never panics; every problem is a diagnostic.
 pub(crate) fn parse_script(sql: &str) -> ParsedScript {
     let mut diagnostics = Vec::new();
-    let tokens = match tokenize(sql) {
-        Ok(tokens) => tokens,
-        Err(err) => {
-            let loc = location(err.location);
-            let loc = if loc.line == 0 {
-                Location::new(1, 1)
-            } else {
-                loc
-            };
-            diagnostics.push(Diagnostic::error(
-                PARSE_ERROR,
-                readable_message(&err.message),
-                Span::new(loc, loc),
-            ));
-            tokens_before_error(sql, loc)
-        }
-    };
+    let mut tokens = Vec::new();
+    if let Err(err) = Tokenizer::new(&DIALECT, sql).tokenize_with_location_into_buf(&mut tokens) {
+        let loc = location(err.location);
+        let loc = if loc.line == 0 {
+            Location::new(1, 1)
+        } else {
+            loc
+        };
+        diagnostics.push(Diagnostic::error(
+            PARSE_ERROR,
+            readable_message(&err.message),
+            Span::new(loc, loc),
+        ));
+        // The tokenizer cannot resynchronise after e.g. an unclosed quote: keep the complete
+        // statements before the error and drop the one holding it.
+        let last_semicolon = tokens.iter().rposition(|t| t.token == Token::SemiColon);
+        tokens.truncate(last_semicolon.map_or(0, |i| i + 1));
+    }
     let mut parser = FlinkParser::from_tokens(sql, tokens);
     let statements = parser.parse_statements();
     // A malformed hint is worth a warning only where Flink would read it: inside a statement.
@@ -103,19 +104,6 @@ pub(crate) fn parse_script(sql: &str) -> ParsedScript {
     parsed.diagnostics.append(&mut parser.diagnostics);
     parsed.diagnostics.sort_by_key(|d| d.span.start);
     parsed
-}
-
-/// The complete statements before a tokenizer error (the statement holding the error is dropped,
-/// as is everything after it: the tokenizer cannot resynchronise after e.g. an unclosed quote).
-fn tokens_before_error(sql: &str, error_at: Location) -> Vec<TokenWithSpan> {
-    let cut = crate::span::byte_offset(sql, error_at);
-    let Some(prefix) = sql.get(..cut) else {
-        return Vec::new();
-    };
-    let mut tokens = tokenize(prefix).unwrap_or_default();
-    let last_semicolon = tokens.iter().rposition(|t| t.token == Token::SemiColon);
-    tokens.truncate(last_semicolon.map_or(0, |i| i + 1));
-    tokens
 }
 
 /// A Flink statement parser over one script's tokens.
@@ -367,7 +355,7 @@ impl<'a> FlinkParser<'a> {
             table.watermark = Some(watermark);
             return Ok(());
         }
-        if self.peek_words(&["PRIMARY", "KEY"]) || self.peek_words(&["CONSTRAINT"]) {
+        if self.peek_words(&["PRIMARY"]) || self.peek_words(&["CONSTRAINT"]) {
             let constraint_name = self.parse_constraint_name()?;
             self.expect_words(&["PRIMARY", "KEY"])?;
             let columns = self.parse_ident_list()?;
@@ -412,7 +400,7 @@ impl<'a> FlinkParser<'a> {
             } else {
                 let pk_start = self.peek_start();
                 let primary_key =
-                    if self.peek_words(&["PRIMARY", "KEY"]) || self.peek_words(&["CONSTRAINT"]) {
+                    if self.peek_words(&["PRIMARY"]) || self.peek_words(&["CONSTRAINT"]) {
                         let constraint_name = self.parse_constraint_name()?;
                         self.expect_words(&["PRIMARY", "KEY"])?;
                         let not_enforced = self.parse_enforcement()?;

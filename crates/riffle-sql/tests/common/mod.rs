@@ -154,7 +154,7 @@ fn render_statement(out: &mut String, s: &Statement, depth: usize) {
                     .unwrap_or_default();
                 let _ = writeln!(
                     out,
-                    "{pad} {name} primary key ({}){} @{}",
+                    "{pad}  primary key{name} ({}){} @{}",
                     cols.join(", "),
                     if pk.not_enforced { " NOT ENFORCED" } else { "" },
                     span(&pk.span)
@@ -196,7 +196,22 @@ fn render_statement(out: &mut String, s: &Statement, depth: usize) {
             );
         }
         StatementKind::CreateFunction(f) => {
-            let _ = writeln!(out, "{f:?}");
+            let _ = writeln!(
+                out,
+                "CREATE{}{} FUNCTION{} {} AS {:?} language={:?} jars={:?} name@{}",
+                if f.temporary { " TEMPORARY" } else { "" },
+                if f.system { " SYSTEM" } else { "" },
+                if f.if_not_exists {
+                    " IF NOT EXISTS"
+                } else {
+                    ""
+                },
+                f.name,
+                f.identifier,
+                f.language,
+                f.jars,
+                span(&f.name_span)
+            );
         }
         StatementKind::CreateCatalog(c) => {
             let _ = writeln!(out, "CREATE CATALOG {}", c.name);
