@@ -12,6 +12,8 @@
 //! assert_eq!(riffle_dialects::did_you_mean("kafak", ["kafka", "rocketmq"]), Some("kafka"));
 //! ```
 
+#![warn(missing_docs)]
+
 mod config;
 mod connector;
 mod feature;
