@@ -14,7 +14,8 @@
 //! | `TABLE t PARTITION BY k` / `PARTITION BY (k1, k2)` | as above with `value: BinaryOp { left: t, op: Custom("PARTITION BY"), right: k or Tuple(k1, k2) }` |
 //! | `MAP['a', 1, 'b', 2]` | `Expr::Prefixed { prefix: MAP, value: Array { elem, named: false } }`; read with [`map_constructor_args`] |
 //! | `INTERVAL '5' MINUTES` (plural units) | [`Expr::Interval`] with the singular unit (`MINUTE`) |
-//! | `JSON_VALUE(s, p [RETURNING T] [b ON EMPTY] [b ON ERROR])` | [`Expr::Function`] `JSON_VALUE(s, p, ...)`; `RETURNING T` as a `JsonReturningClause` with the Custom type encoding above; each `b ON EMPTY`/`b ON ERROR` as a trailing named argument `ON_EMPTY VALUE b` / `ON_ERROR VALUE b` where `b` is `NULL`, the identifier `ERROR` or `Prefixed { prefix: DEFAULT, value: expr }` (this argument form does not print back as Flink SQL) |
+//! | `JSON_VALUE`/`JSON_QUERY`/`JSON_EXISTS(s, p [RETURNING T] [wrapper] [b ON EMPTY] [b ON ERROR])` | [`Expr::Function`] with arguments `s, p`; `RETURNING T` as a `JsonReturningClause` with the Custom type encoding above; each `b ON EMPTY`/`b ON ERROR` as a trailing named argument `ON_EMPTY VALUE b` / `ON_ERROR VALUE b` where `b` is `NULL`, `Prefixed { prefix: DEFAULT, value: expr }` or an identifier naming the behaviour (`ERROR`, `TRUE`, `EMPTY ARRAY`, ...); the wrapper as `WRAPPER VALUE <WITHOUT / WITH CONDITIONAL / WITH UNCONDITIONAL>`. These named arguments do not print back as Flink SQL |
+//! | `JSON_OBJECT[AGG]([KEY] k VALUE v, ... [NULL / ABSENT ON NULL])`, `JSON_ARRAY[AGG](v, ... [ON NULL])` | [`Expr::Function`]; `k VALUE v` as `FunctionArg::ExprNamed { operator: Value }`, `ON NULL` as a `JsonNullClause` (both print back as Flink SQL) |
 //!
 //! Everything else (window TVF calls, `DESCRIPTOR(c)`, named arguments `SIZE => ...`,
 //! `LATERAL TABLE(f(x))`, `UNNEST`, `MATCH_RECOGNIZE`, `ARRAY[..]`, `ROW(..)`, `TUMBLE_START(..)`, ...)
@@ -23,7 +24,7 @@
 use sqlparser::ast::{
     Array, BinaryOperator, CastKind, DateTimeField, Expr, Function, FunctionArg, FunctionArgExpr,
     FunctionArgOperator, FunctionArgumentClause, FunctionArgumentList, FunctionArguments, Ident,
-    Interval, JsonReturningClause, ObjectName, ObjectNamePart, Value,
+    Interval, JsonNullClause, JsonReturningClause, ObjectName, ObjectNamePart, Value,
 };
 use sqlparser::dialect::Dialect;
 use sqlparser::keywords::Keyword;
@@ -104,7 +105,11 @@ impl Dialect for FlinkDialect {
             ("INTERVAL", _) => Some(parse_interval(parser)),
             ("TABLE", Token::Word(_)) => Some(parse_table_argument(parser)),
             ("MAP", Token::LBracket) => Some(parse_map_constructor(parser)),
-            ("JSON_VALUE", Token::LParen) => Some(parse_json_value(parser)),
+            (
+                "JSON_VALUE" | "JSON_QUERY" | "JSON_EXISTS" | "JSON_OBJECT" | "JSON_OBJECTAGG"
+                | "JSON_ARRAY" | "JSON_ARRAYAGG",
+                Token::LParen,
+            ) => Some(parse_json_function(parser)),
             _ => None,
         }
     }
@@ -294,19 +299,39 @@ fn parse_map_constructor(parser: &mut Parser) -> Result<Expr, ParserError> {
     })
 }
 
-/// `JSON_VALUE(json, path [RETURNING type] [{NULL | ERROR | DEFAULT e} ON EMPTY]
-/// [{NULL | ERROR | DEFAULT e} ON ERROR])`.
-fn parse_json_value(parser: &mut Parser) -> Result<Expr, ParserError> {
+/// Flink's JSON functions, whose SQL/JSON clauses sqlparser does not parse (see the module table):
+/// `JSON_VALUE`/`JSON_QUERY`/`JSON_EXISTS(json, path [RETURNING type] [wrapper] [b ON EMPTY]
+/// [b ON ERROR])`, `JSON_OBJECT[AGG]([KEY] k VALUE v, ... [NULL|ABSENT ON NULL])` and
+/// `JSON_ARRAY[AGG](v, ... [NULL|ABSENT ON NULL])`.
+fn parse_json_function(parser: &mut Parser) -> Result<Expr, ParserError> {
     let name_tok = parser.next_token();
+    let name = match &name_tok.token {
+        Token::Word(w) => w.value.to_ascii_uppercase(),
+        _ => String::new(),
+    };
     parser.expect_token(&Token::LParen)?;
-    let json = parser.parse_expr()?;
-    parser.expect_token(&Token::Comma)?;
-    let path = parser.parse_expr()?;
-    let mut args = vec![
-        FunctionArg::Unnamed(FunctionArgExpr::Expr(json)),
-        FunctionArg::Unnamed(FunctionArgExpr::Expr(path)),
-    ];
+    let mut args = Vec::new();
     let mut clauses = Vec::new();
+    while !parser.peek_json_clause() {
+        args.push(if name.starts_with("JSON_OBJECT") {
+            parse_json_key_value(parser)?
+        } else {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(parser.parse_expr()?))
+        });
+        if !parser.consume_token(&Token::Comma) {
+            break;
+        }
+        if parser.peek_json_clause() {
+            // Flink writes `JSON_ARRAY(1, 2 NULL ON NULL)`: no comma before the clause.
+            let tok = parser.next_token();
+            return parser.expected("a value after ','", tok);
+        }
+    }
+    let aggregate = name.starts_with("JSON_ARRAYAGG") || name.starts_with("JSON_OBJECTAGG");
+    if aggregate && parser.parse_keywords(&[Keyword::ORDER, Keyword::BY]) {
+        let order_by = parser.parse_comma_separated(Parser::parse_order_by_expr)?;
+        clauses.push(FunctionArgumentClause::OrderBy(order_by));
+    }
     if parser.parse_keyword(Keyword::RETURNING) {
         let data_type = parse_type(parser)?;
         clauses.push(FunctionArgumentClause::JsonReturningClause(
@@ -316,32 +341,31 @@ fn parse_json_value(parser: &mut Parser) -> Result<Expr, ParserError> {
         ));
     }
     while !parser.consume_token(&Token::RParen) {
-        let behavior = if parser.parse_keyword(Keyword::NULL) {
-            Expr::Value(Value::Null.with_empty_span())
-        } else if parser.parse_keyword(Keyword::ERROR) {
-            Expr::Identifier(Ident::new("ERROR"))
-        } else if parser.peek_keyword(Keyword::DEFAULT) {
-            let default_tok = parser.next_token();
-            Expr::Prefixed {
-                prefix: word_ident(&default_tok),
-                value: Box::new(parser.parse_expr()?),
-            }
-        } else {
-            let tok = parser.next_token();
-            return parser.expected("NULL, ERROR, DEFAULT, RETURNING or ')'", tok);
-        };
+        if let Some(wrapper) = parse_json_wrapper(parser)? {
+            args.push(named_arg("WRAPPER", Expr::Identifier(Ident::new(wrapper))));
+            continue;
+        }
+        if parser.parse_keywords(&[Keyword::NULL, Keyword::ON, Keyword::NULL]) {
+            clauses.push(FunctionArgumentClause::JsonNullClause(
+                JsonNullClause::NullOnNull,
+            ));
+            continue;
+        }
+        if parser.parse_keywords(&[Keyword::ABSENT, Keyword::ON, Keyword::NULL]) {
+            clauses.push(FunctionArgumentClause::JsonNullClause(
+                JsonNullClause::AbsentOnNull,
+            ));
+            continue;
+        }
+        let behavior = parse_json_behavior(parser)?;
         parser.expect_keyword_is(Keyword::ON)?;
         let target = parser.next_token();
-        let name = match &target.token {
+        let arg_name = match &target.token {
             Token::Word(w) if w.keyword == Keyword::EMPTY => "ON_EMPTY",
             Token::Word(w) if w.keyword == Keyword::ERROR => "ON_ERROR",
             _ => return parser.expected("EMPTY or ERROR", target),
         };
-        args.push(FunctionArg::Named {
-            name: Ident::new(name),
-            arg: FunctionArgExpr::Expr(behavior),
-            operator: FunctionArgOperator::Value,
-        });
+        args.push(named_arg(arg_name, behavior));
     }
     Ok(Expr::Function(Function {
         name: ObjectName::from(vec![word_ident(&name_tok)]),
@@ -357,6 +381,110 @@ fn parse_json_value(parser: &mut Parser) -> Result<Expr, ParserError> {
         over: None,
         within_group: Vec::new(),
     }))
+}
+
+/// Whether the parser is at a clause rather than an argument (`JSON_OBJECT(NULL ON NULL)`).
+trait PeekJsonClause {
+    fn peek_json_clause(&self) -> bool;
+}
+
+impl PeekJsonClause for Parser<'_> {
+    fn peek_json_clause(&self) -> bool {
+        let [a, b, c] = self.peek_tokens::<3>();
+        let word = |t: &Token, k: Keyword| matches!(t, Token::Word(w) if w.keyword == k);
+        a == Token::RParen
+            || ((word(&a, Keyword::NULL) || word(&a, Keyword::ABSENT))
+                && word(&b, Keyword::ON)
+                && word(&c, Keyword::NULL))
+    }
+}
+
+/// `[KEY] key VALUE value` of `JSON_OBJECT`, as `key VALUE value` (the form Flink prints).
+fn parse_json_key_value(parser: &mut Parser) -> Result<FunctionArg, ParserError> {
+    let [first, second] = parser.peek_tokens::<2>();
+    let explicit_key = matches!(&first, Token::Word(w) if w.keyword == Keyword::KEY)
+        && !matches!(&second, Token::Word(w) if w.keyword == Keyword::VALUE);
+    if explicit_key {
+        parser.next_token();
+    }
+    let key = parser.parse_expr()?;
+    parser.expect_keyword_is(Keyword::VALUE)?;
+    let value = parser.parse_expr()?;
+    Ok(FunctionArg::ExprNamed {
+        name: key,
+        arg: FunctionArgExpr::Expr(value),
+        operator: FunctionArgOperator::Value,
+    })
+}
+
+/// `WITHOUT [ARRAY] WRAPPER` / `WITH [CONDITIONAL | UNCONDITIONAL] [ARRAY] WRAPPER` of `JSON_QUERY`.
+fn parse_json_wrapper(parser: &mut Parser) -> Result<Option<&'static str>, ParserError> {
+    let kind = if parser.parse_keyword(Keyword::WITHOUT) {
+        "WITHOUT"
+    } else if parser.parse_keyword(Keyword::WITH) {
+        if parse_word(parser, "CONDITIONAL") {
+            "WITH CONDITIONAL"
+        } else {
+            parse_word(parser, "UNCONDITIONAL");
+            "WITH UNCONDITIONAL"
+        }
+    } else {
+        return Ok(None);
+    };
+    let _ = parser.parse_keyword(Keyword::ARRAY);
+    parser.expect_keyword_is(Keyword::WRAPPER)?;
+    Ok(Some(kind))
+}
+
+/// The behaviour before `ON EMPTY` / `ON ERROR`: `NULL`, `DEFAULT expr`, or keywords such as
+/// `ERROR`, `TRUE`, `UNKNOWN`, `EMPTY ARRAY`, kept as one identifier.
+fn parse_json_behavior(parser: &mut Parser) -> Result<Expr, ParserError> {
+    if parser.parse_keyword(Keyword::NULL) {
+        return Ok(Expr::Value(Value::Null.with_empty_span()));
+    }
+    if parser.peek_keyword(Keyword::DEFAULT) {
+        let default_tok = parser.next_token();
+        let value = parser.parse_expr()?;
+        return Ok(Expr::Prefixed {
+            prefix: word_ident(&default_tok),
+            value: Box::new(value),
+        });
+    }
+    let mut words: Vec<String> = Vec::new();
+    while let Token::Word(w) = parser.peek_token_ref().token.clone() {
+        if w.keyword == Keyword::ON {
+            break;
+        }
+        parser.next_token();
+        words.push(w.value.to_ascii_uppercase());
+    }
+    if words.is_empty() {
+        let tok = parser.next_token();
+        return parser.expected(
+            "a JSON clause (RETURNING, ... ON EMPTY, ... ON ERROR, ... ON NULL) or ')'",
+            tok,
+        );
+    }
+    Ok(Expr::Identifier(Ident::new(words.join(" "))))
+}
+
+/// Consumes the unquoted word `word` (one sqlparser has no keyword for) if it is next.
+fn parse_word(parser: &mut Parser, word: &str) -> bool {
+    let found = matches!(&parser.peek_token_ref().token,
+        Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word));
+    if found {
+        parser.next_token();
+    }
+    found
+}
+
+/// A trailing clause encoded as a named argument `NAME VALUE expr`.
+fn named_arg(name: &str, value: Expr) -> FunctionArg {
+    FunctionArg::Named {
+        name: Ident::new(name),
+        arg: FunctionArgExpr::Expr(value),
+        operator: FunctionArgOperator::Value,
+    }
 }
 
 /// The identifier spelled by a word token, keeping its span.

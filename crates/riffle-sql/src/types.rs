@@ -106,7 +106,8 @@ impl TypeParser<'_, '_> {
         while self.pending_gt == 0 {
             if self.parser.parse_keywords(&[Keyword::NOT, Keyword::NULL]) {
                 data_type.nullable = false;
-            } else if self.parser.parse_keyword(Keyword::NULL) {
+            } else if self.peek_nullable_suffix() {
+                self.parser.next_token();
                 data_type.nullable = true;
             } else if self.parser.parse_keyword(Keyword::ARRAY) {
                 data_type = DataType::nullable(TypeKind::Array(Box::new(data_type)));
@@ -117,6 +118,14 @@ impl TypeParser<'_, '_> {
             }
         }
         Ok(data_type)
+    }
+
+    /// An explicit `NULL` after a type, but not the `NULL ON EMPTY` clause of `JSON_VALUE(...
+    /// RETURNING DOUBLE NULL ON EMPTY)`.
+    fn peek_nullable_suffix(&self) -> bool {
+        let [null, on] = self.parser.peek_tokens::<2>();
+        matches!(null, Token::Word(w) if w.keyword == Keyword::NULL)
+            && !matches!(on, Token::Word(w) if w.keyword == Keyword::ON)
     }
 
     fn parse_base(&mut self, depth: usize) -> Result<TypeKind, ParserError> {
@@ -508,6 +517,89 @@ impl fmt::Display for TypeKind {
             TypeKind::Raw(class) => write!(f, "RAW('{}', '...')", class.replace('\'', "''")),
             TypeKind::Null => f.write_str("NULL"),
             TypeKind::Unknown(name) => f.write_str(name),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse_data_type;
+
+    /// Parses `text` and prints it back in Flink's summary form.
+    fn summary(text: &str) -> String {
+        match parse_data_type(text) {
+            Ok(t) => t.to_string(),
+            Err(d) => format!("error: {}", d.message),
+        }
+    }
+
+    #[test]
+    fn every_flink_type_parses_and_prints_as_flink_does() {
+        let cases = [
+            ("STRING", "STRING"),
+            ("VARCHAR(2147483647)", "STRING"),
+            ("VARCHAR", "STRING"),
+            ("VARCHAR(10)", "VARCHAR(10)"),
+            ("CHAR", "CHAR(1)"),
+            ("CHAR(5) NOT NULL", "CHAR(5) NOT NULL"),
+            ("CHARACTER VARYING(3)", "VARCHAR(3)"),
+            ("BYTES", "BYTES"),
+            ("BINARY", "BINARY(1)"),
+            ("VARBINARY(8)", "VARBINARY(8)"),
+            ("BOOLEAN", "BOOLEAN"),
+            ("TINYINT", "TINYINT"),
+            ("SMALLINT", "SMALLINT"),
+            ("INTEGER", "INT"),
+            ("int not null", "INT NOT NULL"),
+            ("BIGINT NULL", "BIGINT"),
+            ("FLOAT", "FLOAT"),
+            ("REAL", "FLOAT"),
+            ("DOUBLE PRECISION", "DOUBLE"),
+            ("DECIMAL", "DECIMAL(10, 0)"),
+            ("DEC(5)", "DECIMAL(5, 0)"),
+            ("NUMERIC(10,2)", "DECIMAL(10, 2)"),
+            ("DATE", "DATE"),
+            ("TIME", "TIME(0)"),
+            ("TIME(3) WITHOUT TIME ZONE", "TIME(3)"),
+            ("TIMESTAMP", "TIMESTAMP(6)"),
+            ("TIMESTAMP(3) WITHOUT TIME ZONE", "TIMESTAMP(3)"),
+            ("TIMESTAMP_LTZ(3)", "TIMESTAMP_LTZ(3)"),
+            ("TIMESTAMP(3) WITH LOCAL TIME ZONE", "TIMESTAMP_LTZ(3)"),
+            ("TIMESTAMP WITH LOCAL TIME ZONE NOT NULL", "TIMESTAMP_LTZ(6) NOT NULL"),
+            ("INTERVAL DAY(2) TO SECOND(3)", "INTERVAL DAY TO SECOND"),
+            ("INTERVAL YEAR TO MONTH", "INTERVAL YEAR TO MONTH"),
+            ("INTERVAL MINUTE", "INTERVAL DAY TO SECOND"),
+            ("ROW<a INT, b STRING>", "ROW<`a` INT, `b` STRING>"),
+            ("ROW(a INT, `b c` STRING 'desc')", "ROW<`a` INT, `b c` STRING 'desc'>"),
+            ("ROW<>", "ROW<>"),
+            ("ARRAY<INT NOT NULL>", "ARRAY<INT NOT NULL>"),
+            ("INT ARRAY", "ARRAY<INT>"),
+            ("INT NOT NULL ARRAY NOT NULL", "ARRAY<INT NOT NULL> NOT NULL"),
+            ("MAP<STRING, ARRAY<MAP<INT, BIGINT>>>", "MAP<STRING, ARRAY<MAP<INT, BIGINT>>>"),
+            ("MULTISET<STRING>", "MULTISET<STRING>"),
+            ("STRING MULTISET", "MULTISET<STRING>"),
+            ("RAW('java.lang.Object', 'AAA=')", "RAW('java.lang.Object', '...')"),
+            ("NULL", "NULL"),
+            ("cat.db.MyType", "cat.db.MyType"),
+            ("TIMESTAMP(10)", "error: Precision must be between 0 and 9 (both inclusive), got 10"),
+            ("COMMENT", "error: expected a data type, found `COMMENT`"),
+            ("DECIMAL(5, 6)", "error: Decimal scale must be between 0 and the precision 5 (both inclusive), got 6"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(summary(input), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn printed_types_parse_back_to_themselves() {
+        for text in [
+            "ROW<`a` INT NOT NULL, `b``c` MAP<STRING, BYTES> 'it''s'>",
+            "ARRAY<TIMESTAMP_LTZ(3)> NOT NULL",
+        ] {
+            let parsed = parse_data_type(text);
+            let printed = parsed.as_ref().map(ToString::to_string);
+            assert_eq!(printed.as_deref(), Ok(text));
+            assert_eq!(parse_data_type(text).ok(), parsed.ok());
         }
     }
 }

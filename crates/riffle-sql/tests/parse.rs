@@ -347,3 +347,21 @@ parses!(
 SELECT a, n FROM agg UNION ALL SELECT 'x', 0;
 VALUES (1, 'a'), (2, 'b');"
 );
+
+parses!(
+    json_functions,
+    "SELECT JSON_OBJECT(KEY 'a' VALUE b, 'c' VALUE 1 ABSENT ON NULL), JSON_ARRAY(1, 'a' NULL ON NULL),
+  JSON_EXISTS(s, '$.a' FALSE ON ERROR), JSON_QUERY(s, '$.a' WITH CONDITIONAL ARRAY WRAPPER EMPTY ARRAY ON EMPTY),
+  JSON_VALUE(s, '$.b' RETURNING DOUBLE NULL ON EMPTY ERROR ON ERROR), JSON_ARRAYAGG(a ORDER BY b ABSENT ON NULL)
+FROM t;"
+);
+
+parses!(
+    watermark_variants,
+    "CREATE TABLE w (
+  r ROW<b TIMESTAMP(3)>,
+  ts TIMESTAMP_LTZ(3),
+  WATERMARK FOR r.b AS r.b - INTERVAL '1' SECOND
+) WITH ('connector' = 'datagen');
+CREATE TABLE s (ts TIMESTAMP(3), WATERMARK FOR ts AS SOURCE_WATERMARK()) WITH ('connector' = 'kafka');"
+);
