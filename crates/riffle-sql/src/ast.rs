@@ -110,6 +110,8 @@ pub struct CreateTable {
     pub like: Option<LikeClause>,
     /// Span of the table name.
     pub name_span: Span,
+    /// The query of `CREATE TABLE ... AS query` (CTAS), if any.
+    pub as_query: Option<Box<Query>>,
 }
 
 /// A column of `CREATE TABLE`.

@@ -13,6 +13,9 @@
 //! | `TABLE t` (table argument of a window TVF) | `Expr::Prefixed { prefix: TABLE, value: Identifier/CompoundIdentifier(t) }`; read with [`TableArgument::from_expr`] |
 //! | `TABLE t PARTITION BY k` / `PARTITION BY (k1, k2)` | as above with `value: BinaryOp { left: t, op: Custom("PARTITION BY"), right: k or Tuple(k1, k2) }` |
 //! | `MAP['a', 1, 'b', 2]` | `Expr::Prefixed { prefix: MAP, value: Array { elem, named: false } }`; read with [`map_constructor_args`] |
+//! | `x IS [NOT] JSON [VALUE / SCALAR / ARRAY / OBJECT]` | `Expr::BinaryOp { left: x, op: Custom("IS JSON" / "IS NOT JSON"), right: Identifier(VALUE / SCALAR / ARRAY / OBJECT) }` (`VALUE` when no kind is written) |
+//! | `x BETWEEN SYMMETRIC a AND b` | [`Expr::Between`] whose `low` is `Prefixed { prefix: SYMMETRIC, value: a }` (`ASYMMETRIC`, the default, is dropped) |
+//! | `TRIM(LEADING FROM s)` (no characters) | [`Expr::Trim`] with `trim_what: ' '`, Flink's default |
 //! | `INTERVAL '5' MINUTES` (plural units) | [`Expr::Interval`] with the singular unit (`MINUTE`) |
 //! | `JSON_VALUE`/`JSON_QUERY`/`JSON_EXISTS(s, p [RETURNING T] [wrapper] [b ON EMPTY] [b ON ERROR])` | [`Expr::Function`] with arguments `s, p`; `RETURNING T` as a `JsonReturningClause` with the Custom type encoding above; each `b ON EMPTY`/`b ON ERROR` as a trailing named argument `ON_EMPTY VALUE b` / `ON_ERROR VALUE b` where `b` is `NULL`, `Prefixed { prefix: DEFAULT, value: expr }` or an identifier naming the behaviour (`ERROR`, `TRUE`, `EMPTY ARRAY`, ...); the wrapper as `WRAPPER VALUE <WITHOUT / WITH CONDITIONAL / WITH UNCONDITIONAL>`. These named arguments do not print back as Flink SQL |
 //! | `JSON_OBJECT[AGG]([KEY] k VALUE v, ... [NULL / ABSENT ON NULL])`, `JSON_ARRAY[AGG](v, ... [ON NULL])` | [`Expr::Function`]; `k VALUE v` as `FunctionArg::ExprNamed { operator: Value }`, `ON NULL` as a `JsonNullClause` (both print back as Flink SQL) |
@@ -24,9 +27,10 @@
 use sqlparser::ast::{
     Array, BinaryOperator, CastKind, DateTimeField, Expr, Function, FunctionArg, FunctionArgExpr,
     FunctionArgOperator, FunctionArgumentClause, FunctionArgumentList, FunctionArguments, Ident,
-    Interval, JsonNullClause, JsonReturningClause, ObjectName, ObjectNamePart, Value,
+    Interval, JsonNullClause, JsonReturningClause, ObjectName, ObjectNamePart, TrimWhereField,
+    Value,
 };
-use sqlparser::dialect::Dialect;
+use sqlparser::dialect::{Dialect, Precedence};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan};
@@ -92,6 +96,44 @@ impl Dialect for FlinkDialect {
         true
     }
 
+    fn parse_infix(
+        &self,
+        parser: &mut Parser,
+        expr: &Expr,
+        _precedence: u8,
+    ) -> Option<Result<Expr, ParserError>> {
+        let [is, second, third] = parser.peek_tokens::<3>();
+        let is_word = |t: &Token, word: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word));
+        let between_negated = is_word(&is, "NOT");
+        let between = if between_negated { &second } else { &is };
+        let symmetry = if between_negated { &third } else { &second };
+        if is_word(between, "BETWEEN")
+            && (is_word(symmetry, "SYMMETRIC") || is_word(symmetry, "ASYMMETRIC"))
+        {
+            return Some(parse_between_symmetric(parser, expr, between_negated));
+        }
+        let negated = is_word(&second, "NOT");
+        let json = if negated { &third } else { &second };
+        if !is_word(&is, "IS") || !is_word(json, "JSON") {
+            return None;
+        }
+        // `x IS [NOT] JSON [VALUE | SCALAR | ARRAY | OBJECT]`
+        parser.next_token();
+        if negated {
+            parser.next_token();
+        }
+        parser.next_token();
+        let kind = ["VALUE", "SCALAR", "ARRAY", "OBJECT"]
+            .into_iter()
+            .find(|kind| parse_word(parser, kind))
+            .unwrap_or("VALUE");
+        Some(Ok(Expr::BinaryOp {
+            left: Box::new(expr.clone()),
+            op: BinaryOperator::Custom(if negated { "IS NOT JSON" } else { "IS JSON" }.to_string()),
+            right: Box::new(Expr::Identifier(Ident::new(kind))),
+        }))
+    }
+
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
         let [first, second] = parser.peek_tokens_ref::<2>();
         let word = match &first.token {
@@ -103,6 +145,9 @@ impl Dialect for FlinkDialect {
             ("CAST", Token::LParen) => Some(parse_cast(parser, CastKind::Cast)),
             ("TRY_CAST", Token::LParen) => Some(parse_cast(parser, CastKind::TryCast)),
             ("INTERVAL", _) => Some(parse_interval(parser)),
+            ("TRIM", Token::LParen) if trim_without_characters(parser) => {
+                Some(parse_trim_without_characters(parser))
+            }
             ("TABLE", Token::Word(_)) => Some(parse_table_argument(parser)),
             ("MAP", Token::LBracket) => Some(parse_map_constructor(parser)),
             (
@@ -113,6 +158,62 @@ impl Dialect for FlinkDialect {
             _ => None,
         }
     }
+}
+
+/// `x [NOT] BETWEEN {SYMMETRIC | ASYMMETRIC} a AND b`; `SYMMETRIC` is kept as a prefix of the low
+/// bound, `ASYMMETRIC` (the default) is dropped.
+fn parse_between_symmetric(
+    parser: &mut Parser,
+    expr: &Expr,
+    negated: bool,
+) -> Result<Expr, ParserError> {
+    if negated {
+        parser.next_token();
+    }
+    parser.next_token();
+    let symmetric = parser.next_token();
+    let is_symmetric =
+        matches!(&symmetric.token, Token::Word(w) if w.value.eq_ignore_ascii_case("SYMMETRIC"));
+    let precedence = FlinkDialect.prec_value(Precedence::Between);
+    let mut low = parser.parse_subexpr(precedence)?;
+    if is_symmetric {
+        low = Expr::Prefixed {
+            prefix: word_ident(&symmetric),
+            value: Box::new(low),
+        };
+    }
+    parser.expect_keyword_is(Keyword::AND)?;
+    let high = parser.parse_subexpr(precedence)?;
+    Ok(Expr::Between {
+        expr: Box::new(expr.clone()),
+        negated,
+        low: Box::new(low),
+        high: Box::new(high),
+    })
+}
+
+/// `TRIM([BOTH | LEADING | TRAILING] FROM s)` (no characters: Flink trims spaces), which sqlparser
+/// lacks; stored with the explicit `' '` so it prints as valid Flink SQL.
+fn parse_trim_without_characters(parser: &mut Parser) -> Result<Expr, ParserError> {
+    parser.next_token();
+    parser.expect_token(&Token::LParen)?;
+    let trim_where =
+        match parser.parse_one_of_keywords(&[Keyword::BOTH, Keyword::LEADING, Keyword::TRAILING]) {
+            Some(Keyword::LEADING) => Some(TrimWhereField::Leading),
+            Some(Keyword::TRAILING) => Some(TrimWhereField::Trailing),
+            _ => Some(TrimWhereField::Both),
+        };
+    parser.expect_keyword_is(Keyword::FROM)?;
+    let expr = parser.parse_expr()?;
+    parser.expect_token(&Token::RParen)?;
+    Ok(Expr::Trim {
+        expr: Box::new(expr),
+        trim_where,
+        trim_what: Some(Box::new(Expr::Value(
+            Value::SingleQuotedString(" ".to_string()).with_empty_span(),
+        ))),
+        trim_characters: None,
+    })
 }
 
 /// Encodes a Flink type for a sqlparser node (see the module table): `Custom(<summary form>)`.
@@ -383,6 +484,17 @@ fn parse_json_function(parser: &mut Parser) -> Result<Expr, ParserError> {
     }))
 }
 
+/// `TRIM ( [BOTH | LEADING | TRAILING] FROM`: a trim without characters.
+fn trim_without_characters(parser: &Parser) -> bool {
+    let [_, _, third, fourth] = parser.peek_tokens::<4>();
+    let keyword = |t: &Token, k: &[Keyword]| matches!(t, Token::Word(w) if k.contains(&w.keyword));
+    keyword(&third, &[Keyword::FROM])
+        || (keyword(
+            &third,
+            &[Keyword::BOTH, Keyword::LEADING, Keyword::TRAILING],
+        ) && keyword(&fourth, &[Keyword::FROM]))
+}
+
 /// Whether the parser is at a clause rather than an argument (`JSON_OBJECT(NULL ON NULL)`).
 trait PeekJsonClause {
     fn peek_json_clause(&self) -> bool;
@@ -589,6 +701,15 @@ mod tests {
             named.to_string(),
             "TUMBLE(DATA => TABLE db.t, TIMECOL => DESCRIPTOR(ts), SIZE => INTERVAL '1' HOUR)"
         );
+    }
+
+    #[test]
+    fn is_json_predicate() {
+        assert_eq!(
+            expr("body IS JSON OBJECT AND b IS NOT JSON").to_string(),
+            "body IS JSON OBJECT AND b IS NOT JSON VALUE"
+        );
+        assert_eq!(expr("a IS NOT NULL").to_string(), "a IS NOT NULL");
     }
 
     #[test]

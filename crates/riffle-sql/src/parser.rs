@@ -306,6 +306,7 @@ impl<'a> FlinkParser<'a> {
             options: Vec::new(),
             like: None,
             name_span,
+            as_query: None,
         };
         if self.parser.consume_token(&Token::LParen) {
             loop {
@@ -334,9 +335,8 @@ impl<'a> FlinkParser<'a> {
         }
         if self.peek_words(&["LIKE"]) {
             table.like = Some(self.parse_like()?);
-        } else if self.peek_words(&["AS"]) {
-            let loc = self.peek_start();
-            return Err(error_at("CREATE TABLE ... AS SELECT is not supported", loc));
+        } else if self.parse_word("AS") {
+            table.as_query = Some(self.parser.parse_query()?);
         }
         Ok(table)
     }

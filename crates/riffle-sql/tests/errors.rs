@@ -95,7 +95,7 @@ fn unterminated_literals_keep_earlier_statements() {
 #[test]
 fn unsupported_features_are_named() {
     let parsed = parse_script(
-        "CREATE TABLE t WITH ('connector' = 'x') AS SELECT 1;\nCREATE OR REPLACE TABLE u (a INT);\nCAST;",
+        "CREATE TABLE t (a INT) DISTRIBUTED BY (a);\nCREATE OR REPLACE TABLE u (a INT);\nCAST;",
     );
     let messages: Vec<&str> = parsed
         .diagnostics
@@ -105,7 +105,7 @@ fn unsupported_features_are_named() {
     assert_eq!(
         messages,
         vec![
-            "CREATE TABLE ... AS SELECT is not supported",
+            "DISTRIBUTED BY / INTO BUCKETS is not supported",
             "CREATE OR REPLACE is not supported",
             "expected a statement, found `CAST`",
         ]

@@ -365,3 +365,15 @@ parses!(
 ) WITH ('connector' = 'datagen');
 CREATE TABLE s (ts TIMESTAMP(3), WATERMARK FOR ts AS SOURCE_WATERMARK()) WITH ('connector' = 'kafka');"
 );
+
+parses!(
+    create_table_as_select,
+    "CREATE TABLE out_items WITH ('connector' = 'print') AS SELECT id, UPPER(name) AS uname FROM items;"
+);
+
+parses!(
+    predicates_between_symmetric_is_json_trim,
+    "SELECT n BETWEEN SYMMETRIC 20 AND 0, n NOT BETWEEN ASYMMETRIC 0 AND 20, body IS JSON OBJECT, body IS NOT JSON,
+  TRIM(LEADING FROM p), TRIM(FROM p), TRIM(TRAILING 'x' FROM p)
+FROM t;"
+);

@@ -168,6 +168,9 @@ fn render_statement(out: &mut String, s: &Statement, depth: usize) {
                 let _ = writeln!(out, "{pad}  comment {c:?}");
             }
             options(out, &pad, &t.options);
+            if let Some(query) = &t.as_query {
+                let _ = writeln!(out, "{pad}  as {query}");
+            }
             if let Some(like) = &t.like {
                 let _ = writeln!(
                     out,
