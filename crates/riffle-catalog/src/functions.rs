@@ -1,0 +1,498 @@
+//! Function calls: lookup (built-ins from `dialects/flink/functions.toml`, then user functions),
+//! signature matching and result types from the data file's return rules.
+
+use riffle_dialects::{ArgSpec, FunctionKind, FunctionSpec, ReturnRule, Signature, TypeFamily};
+use riffle_sql::ast::{DataType, Expr, RowField, TypeKind};
+use sqlparser::ast::{
+    Function, FunctionArg, FunctionArgExpr, FunctionArgumentClause, FunctionArguments, WindowType,
+};
+
+use crate::catalog::FunctionRef;
+use crate::expr::{arithmetic, element_type, Arith, ExprCx, Typed};
+use crate::schema::TimeAttribute;
+use crate::types::{self, unknown};
+use crate::{span_of, Analyzer};
+
+/// One argument of a call as written.
+enum CallArg<'a> {
+    /// An expression.
+    Expr(&'a Expr),
+    /// `*` (as in `COUNT(*)`).
+    Star,
+}
+
+/// The arguments of a call, in order (named arguments by position).
+fn call_args(f: &Function) -> Vec<CallArg<'_>> {
+    let FunctionArguments::List(list) = &f.args else {
+        return Vec::new();
+    };
+    list.args
+        .iter()
+        // riffle-sql encodes JSON_VALUE's `... ON EMPTY` / `... ON ERROR` behaviours as trailing
+        // named arguments; they are clauses, not values.
+        .filter(|a| !matches!(a, FunctionArg::Named { name, .. } if name.value == "ON_EMPTY" || name.value == "ON_ERROR"))
+        .map(|a| {
+            let arg = match a {
+                FunctionArg::Unnamed(arg) => arg,
+                FunctionArg::Named { arg, .. } | FunctionArg::ExprNamed { arg, .. } => arg,
+            };
+            match arg {
+                FunctionArgExpr::Expr(e) => CallArg::Expr(e),
+                _ => CallArg::Star,
+            }
+        })
+        .collect()
+}
+
+/// The called name (last part of a possibly qualified name).
+pub(crate) fn function_name(f: &Function) -> String {
+    f.name
+        .0
+        .last()
+        .and_then(|p| p.as_ident())
+        .map(|i| i.value.clone())
+        .unwrap_or_default()
+}
+
+/// A built-in aggregate called without `OVER` (it makes its query an aggregation).
+pub(crate) fn is_aggregate_call(f: &Function) -> bool {
+    f.over.is_none()
+        && riffle_dialects::function(&function_name(f))
+            .is_some_and(|s| s.kind == FunctionKind::Aggregate)
+}
+
+/// A built-in that reads a legacy group window (`TUMBLE_START`, ...): valid in grouped queries.
+pub(crate) fn is_window_auxiliary_call(f: &Function) -> bool {
+    riffle_dialects::function(&function_name(f))
+        .is_some_and(|s| s.kind == FunctionKind::WindowAuxiliary)
+}
+
+/// Families whose argument is a keyword or a table, not a value to resolve.
+fn is_non_value_family(family: TypeFamily) -> bool {
+    matches!(
+        family,
+        TypeFamily::TimeUnit | TypeFamily::Descriptor | TypeFamily::Table | TypeFamily::Model
+    )
+}
+
+/// Time attributes produced by functions: `PROCTIME()` and the legacy window / pattern
+/// time-attribute accessors.
+fn time_attribute_of(name: &str) -> Option<TimeAttribute> {
+    match name {
+        "PROCTIME" | "TUMBLE_PROCTIME" | "HOP_PROCTIME" | "SESSION_PROCTIME" | "MATCH_PROCTIME" => {
+            Some(TimeAttribute::Proctime)
+        }
+        "TUMBLE_ROWTIME" | "HOP_ROWTIME" | "SESSION_ROWTIME" | "MATCH_ROWTIME" => {
+            Some(TimeAttribute::Rowtime)
+        }
+        _ => None,
+    }
+}
+
+impl Analyzer {
+    /// Types a function call.
+    pub(crate) fn type_function(&mut self, f: &Function, cx: ExprCx<'_, '_>) -> Typed {
+        let name = function_name(f);
+        let upper = name.to_uppercase();
+        let builtin = match self.catalog.function(&name) {
+            Some(FunctionRef::Builtin(spec)) => Some(spec),
+            Some(FunctionRef::User(_)) => None,
+            None => None,
+        };
+        let user = builtin.is_none() && self.catalog.function(&name).is_some();
+        let args = call_args(f);
+        let mut types = Vec::with_capacity(args.len());
+        for (i, arg) in args.iter().enumerate() {
+            let skip = builtin.is_some_and(|s| {
+                s.signatures
+                    .iter()
+                    .any(|sig| arg_spec_at(sig, i).is_some_and(|a| is_non_value_family(a.family)))
+            });
+            types.push(match arg {
+                CallArg::Expr(e) if !skip => self.type_expr(e, cx).ty,
+                _ => unknown(),
+            });
+        }
+        if let Some(filter) = &f.filter {
+            self.type_expr(filter, cx);
+        }
+        if let Some(WindowType::WindowSpec(spec)) = &f.over {
+            for e in &spec.partition_by {
+                self.type_expr(e, cx);
+            }
+            for o in &spec.order_by {
+                self.type_expr(&o.expr, cx);
+            }
+        }
+        if user {
+            // User functions are opaque: their result type comes from code Riffle cannot see.
+            return Typed::unknown();
+        }
+        let Some(spec) = builtin else {
+            self.unknown_function(f, &name, &types);
+            return Typed::unknown();
+        };
+        let star = args.iter().any(|a| matches!(a, CallArg::Star));
+        let Some(signature) = self.match_signature(f, spec, &types, star) else {
+            return Typed::unknown();
+        };
+        let mut ty = self.apply_rule(&signature.returns, spec, &types, f);
+        let declared_not_null = matches!(&signature.returns, ReturnRule::Type(_)) && !ty.nullable;
+        if spec.kind == FunctionKind::Aggregate
+            && f.over.is_none()
+            && !cx.grouped
+            && !declared_not_null
+        {
+            // Calcite: an aggregate without GROUP BY yields NULL on empty input.
+            ty.nullable = true;
+        }
+        Typed {
+            ty,
+            time: time_attribute_of(&upper),
+        }
+    }
+
+    fn unknown_function(&mut self, f: &Function, name: &str, types: &[DataType]) {
+        let families: Vec<String> = types
+            .iter()
+            .map(|t| format!("<{}>", types::family_name(t)))
+            .collect();
+        let mut candidates: Vec<&str> = riffle_dialects::functions()
+            .iter()
+            .filter(|s| !s.syntax)
+            .flat_map(|s| {
+                std::iter::once(s.name.as_str()).chain(s.aliases.iter().map(String::as_str))
+            })
+            .collect();
+        let user: Vec<String> = self
+            .catalog
+            .user_functions()
+            .map(|u| u.name.clone())
+            .collect();
+        candidates.extend(user.iter().map(String::as_str));
+        let suggestion = riffle_dialects::did_you_mean(name, candidates).map(str::to_string);
+        let diag = self.error(
+            "unknown-function",
+            format!(
+                "No match found for function signature {name}({})",
+                families.join(", ")
+            ),
+            span_of(&f.name),
+        );
+        diag.help = Some(match suggestion {
+            Some(s) => format!("did you mean '{s}'?"),
+            None => "register it with CREATE FUNCTION, or check the name against Flink's built-in functions"
+                .to_string(),
+        });
+    }
+
+    /// The first signature accepting the argument types, or a diagnostic.
+    fn match_signature(
+        &mut self,
+        f: &Function,
+        spec: &'static FunctionSpec,
+        types: &[DataType],
+        star: bool,
+    ) -> Option<&'static Signature> {
+        let by_arity: Vec<(&Signature, Vec<usize>)> = spec
+            .signatures
+            .iter()
+            .filter_map(|s| assign_args(&s.args, types.len()).map(|a| (s, a)))
+            .collect();
+        if by_arity.is_empty() {
+            // `COUNT(*)` is written with one argument but counts rows.
+            if star {
+                return spec.signatures.first();
+            }
+            let expected = spec
+                .signatures
+                .iter()
+                .map(|s| s.args.iter().filter(|a| !a.optional).count())
+                .min();
+            self.error(
+                "wrong-argument-count",
+                format!(
+                    "Invalid number of arguments to function '{}'. Was expecting {} arguments",
+                    spec.name,
+                    expected.unwrap_or(0)
+                ),
+                span_of(f),
+            );
+            return None;
+        }
+        let found = by_arity.iter().find(|(sig, assignment)| {
+            types
+                .iter()
+                .zip(assignment)
+                .all(|(t, &i)| sig.args.get(i).is_none_or(|a| accepts(a.family, t)))
+        });
+        if let Some((sig, _)) = found {
+            return Some(sig);
+        }
+        let actual: Vec<String> = types.iter().map(|t| format!("<{t}>")).collect();
+        let forms: Vec<String> = spec
+            .signatures
+            .iter()
+            .map(|s| {
+                let args: Vec<String> = s
+                    .args
+                    .iter()
+                    .map(|a| format!("<{}>", a.family.name()))
+                    .collect();
+                format!("'{}({})'", spec.name, args.join(", "))
+            })
+            .collect();
+        self.error(
+            "type-mismatch",
+            format!(
+                "Cannot apply '{}' to arguments of type '{}({})'. Supported form(s): {}",
+                spec.name,
+                spec.name,
+                actual.join(", "),
+                forms.join("\n")
+            ),
+            span_of(f),
+        );
+        None
+    }
+
+    /// Derives a result type from a return rule.
+    fn apply_rule(
+        &mut self,
+        rule: &ReturnRule,
+        spec: &FunctionSpec,
+        args: &[DataType],
+        f: &Function,
+    ) -> DataType {
+        let arg = |n: usize| args.get(n).cloned().unwrap_or_else(unknown);
+        match rule {
+            ReturnRule::Type(text) => {
+                riffle_sql::parse_data_type(text).unwrap_or_else(|_| unknown())
+            }
+            ReturnRule::Arg(n) => arg(*n),
+            ReturnRule::ArgNullable(n) => arg(*n).with_nullable(true),
+            ReturnRule::LeastRestrictive => {
+                // For IF(cond, a, b) the condition is not a result branch.
+                let values = if spec.name == "IF" {
+                    args.get(1..).unwrap_or_default()
+                } else {
+                    args
+                };
+                match types::common_type(values) {
+                    Some(t) => t,
+                    None => {
+                        if !values.iter().any(types::is_unknown) && !values.is_empty() {
+                            let shown: Vec<String> = values.iter().map(|t| t.to_string()).collect();
+                            self.error(
+                                "type-mismatch",
+                                format!(
+                                    "Cannot infer return type for {}; operand types: [{}]",
+                                    spec.name,
+                                    shown.join(", ")
+                                ),
+                                span_of(f),
+                            );
+                        }
+                        unknown()
+                    }
+                }
+            }
+            ReturnRule::Arithmetic => {
+                let op = match spec.name.as_str() {
+                    "MOD" | "%" => Arith::Modulo,
+                    "-" => Arith::Minus,
+                    "*" => Arith::Times,
+                    _ => Arith::Plus,
+                };
+                arithmetic(op, &arg(0), &arg(1)).unwrap_or_else(unknown)
+            }
+            ReturnRule::DecimalDivide => {
+                arithmetic(Arith::Divide, &arg(0), &arg(1)).unwrap_or_else(unknown)
+            }
+            ReturnRule::SumOf(n) => unknown_or(&arg(*n), types::sum_type),
+            ReturnRule::AvgOf(n) => unknown_or(&arg(*n), types::avg_type),
+            ReturnRule::ElementOf(n) => element_type(&arg(*n)),
+            ReturnRule::EntryOf(n) => match arg(*n).kind {
+                TypeKind::Map(k, v) => DataType::nullable(TypeKind::Row(vec![
+                    RowField {
+                        name: "key".into(),
+                        data_type: *k,
+                        description: None,
+                    },
+                    RowField {
+                        name: "value".into(),
+                        data_type: *v,
+                        description: None,
+                    },
+                ])),
+                _ => unknown(),
+            },
+            ReturnRule::KeyOf(n) => match arg(*n).kind {
+                TypeKind::Map(k, _) => *k,
+                _ => unknown(),
+            },
+            ReturnRule::ValueOf(n) => match arg(*n).kind {
+                TypeKind::Map(_, v) => *v,
+                _ => unknown(),
+            },
+            ReturnRule::ArrayOf(inner) => {
+                let e = self.apply_rule(inner, spec, args, f);
+                wrap_known(e, |e| TypeKind::Array(Box::new(e)))
+            }
+            ReturnRule::MultisetOf(inner) => {
+                let e = self.apply_rule(inner, spec, args, f);
+                wrap_known(e, |e| TypeKind::Multiset(Box::new(e)))
+            }
+            ReturnRule::MapOf(k, v) => {
+                let k = self.apply_rule(k, spec, args, f);
+                let v = self.apply_rule(v, spec, args, f);
+                if types::is_unknown(&k) || types::is_unknown(&v) {
+                    unknown()
+                } else {
+                    DataType::nullable(TypeKind::Map(Box::new(k), Box::new(v)))
+                }
+            }
+            ReturnRule::RowOfArgs => DataType::not_null(TypeKind::Row(
+                args.iter()
+                    .enumerate()
+                    .map(|(i, t)| RowField {
+                        name: format!("EXPR${i}"),
+                        data_type: t.clone(),
+                        description: None,
+                    })
+                    .collect(),
+            )),
+            ReturnRule::FieldOf(n) => element_type(&arg(*n)),
+            ReturnRule::TargetType => returning_type(f).unwrap_or_else(types::string),
+            ReturnRule::WindowedTable | ReturnRule::PredictedTable | ReturnRule::GroupWindow => {
+                unknown()
+            }
+        }
+    }
+}
+
+/// The `RETURNING <type>` of a call such as `JSON_VALUE`, if written.
+fn returning_type(f: &Function) -> Option<DataType> {
+    let FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    list.clauses.iter().find_map(|c| match c {
+        FunctionArgumentClause::JsonReturningClause(r) => {
+            riffle_sql::cast_data_type(&r.data_type).ok()
+        }
+        _ => None,
+    })
+}
+
+fn unknown_or(t: &DataType, f: fn(&DataType) -> DataType) -> DataType {
+    if types::is_unknown(t) {
+        unknown()
+    } else {
+        f(t)
+    }
+}
+
+fn wrap_known(e: DataType, f: impl FnOnce(DataType) -> TypeKind) -> DataType {
+    if types::is_unknown(&e) {
+        unknown()
+    } else {
+        DataType::nullable(f(e))
+    }
+}
+
+/// The spec an argument at `index` falls under if the call had many arguments (for deciding
+/// which arguments are keywords rather than values).
+fn arg_spec_at(sig: &Signature, index: usize) -> Option<&ArgSpec> {
+    sig.args
+        .get(index)
+        .or_else(|| sig.args.last().filter(|a| a.variadic))
+}
+
+/// Assigns `n` actual arguments to the signature's specs (optional specs take zero or one,
+/// variadic specs take the rest), returning the spec index of each argument.
+fn assign_args(specs: &[ArgSpec], n: usize) -> Option<Vec<usize>> {
+    let mut out = Vec::with_capacity(n);
+    let mut used = 0usize;
+    for (i, spec) in specs.iter().enumerate() {
+        let reserved = specs
+            .get(i + 1..)
+            .unwrap_or_default()
+            .iter()
+            .filter(|s| !s.optional)
+            .count();
+        let available = n.saturating_sub(used + reserved);
+        let take = if spec.variadic {
+            available
+        } else if spec.optional {
+            available.min(1)
+        } else {
+            1
+        };
+        if !spec.optional && take == 0 {
+            return None;
+        }
+        out.extend(std::iter::repeat_n(i, take));
+        used += take;
+    }
+    (used == n).then_some(out)
+}
+
+/// Whether an argument type belongs to a family. Unknown and `NULL` arguments fit everything.
+fn accepts(family: TypeFamily, t: &DataType) -> bool {
+    if types::is_unknown(t) || types::is_null_type(t) {
+        return true;
+    }
+    match family {
+        TypeFamily::Any
+        | TypeFamily::TimeUnit
+        | TypeFamily::Table
+        | TypeFamily::Descriptor
+        | TypeFamily::Model
+        // Riffle has no VARIANT type; such arguments are accepted unchecked.
+        | TypeFamily::Variant => true,
+        TypeFamily::Numeric => types::is_numeric(t),
+        TypeFamily::IntegerNumeric => types::is_integer(t),
+        TypeFamily::ExactNumeric => types::is_exact_numeric(t),
+        TypeFamily::ApproximateNumeric => types::is_approximate_numeric(t),
+        TypeFamily::CharacterString | TypeFamily::Json => types::is_character_string(t),
+        TypeFamily::BinaryString => types::is_binary_string(t),
+        TypeFamily::Boolean => matches!(t.kind, TypeKind::Boolean),
+        TypeFamily::Date => matches!(t.kind, TypeKind::Date),
+        TypeFamily::Time => matches!(t.kind, TypeKind::Time(_)),
+        // Flink converts between the two timestamp kinds implicitly.
+        TypeFamily::Timestamp | TypeFamily::TimestampLtz | TypeFamily::TimeAttribute => types::is_timestamp(t),
+        TypeFamily::Temporal => types::is_datetime(t),
+        TypeFamily::Interval => types::is_interval(t),
+        TypeFamily::Array => matches!(t.kind, TypeKind::Array(_)),
+        TypeFamily::Map => matches!(t.kind, TypeKind::Map(..)),
+        TypeFamily::Multiset => matches!(t.kind, TypeKind::Multiset(_)),
+        TypeFamily::Row => matches!(t.kind, TypeKind::Row(_)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(family: TypeFamily, optional: bool, variadic: bool) -> ArgSpec {
+        ArgSpec {
+            family,
+            optional,
+            variadic,
+        }
+    }
+
+    #[test]
+    fn assigns_optional_and_variadic_arguments() {
+        let any = spec(TypeFamily::Any, false, false);
+        let opt = spec(TypeFamily::Any, true, false);
+        let var = spec(TypeFamily::Any, false, true);
+        assert_eq!(assign_args(&[any, opt], 1), Some(vec![0]));
+        assert_eq!(assign_args(&[any, opt], 2), Some(vec![0, 1]));
+        assert_eq!(assign_args(&[any, opt], 3), None);
+        assert_eq!(assign_args(&[var], 3), Some(vec![0, 0, 0]));
+        assert_eq!(assign_args(&[var], 0), None);
+        assert_eq!(assign_args(&[var, any], 3), Some(vec![0, 0, 1]));
+        assert_eq!(assign_args(&[], 0), Some(vec![]));
+    }
+}
