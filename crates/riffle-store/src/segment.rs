@@ -408,8 +408,20 @@ impl Segment {
 
     fn read_index_file(&self) -> Result<Vec<IndexEntry>> {
         let len = self.index_file_len()?;
-        let count = len / INDEX_ENTRY_BYTES;
-        (0..count).map(|i| self.entry(i)).collect()
+        let whole = len - len % INDEX_ENTRY_BYTES;
+        let mut bytes = vec![
+            0u8;
+            usize::try_from(whole)
+                .map_err(|_| corrupt(&self.log_path, "index too large"))?
+        ];
+        self.index
+            .read_exact_at(&mut bytes, 0)
+            .ctx(|| format!("reading index of {}", self.log_path.display()))?;
+        Ok(bytes
+            .chunks_exact(INDEX_ENTRY_BYTES as usize)
+            .filter_map(|c| c.try_into().ok())
+            .map(IndexEntry::decode)
+            .collect())
     }
 
     fn write_index_file(&self, entries: &[IndexEntry]) -> Result<()> {
