@@ -293,7 +293,7 @@ pub fn produce(
         .into_iter()
         .min()
         .map_or(0, |(_, q)| q);
-    let mut reader = BufReader::new(input);
+    let mut reader = BufReader::with_capacity(1 << 20, input);
     let mut pending: BTreeMap<u32, Vec<Message>> = BTreeMap::new();
     let mut summary = ProduceSummary::default();
     let mut line = Vec::new();

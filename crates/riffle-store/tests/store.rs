@@ -612,3 +612,65 @@ fn sync_mode_and_explicit_flush() {
         vec!["user-42"]
     );
 }
+
+#[test]
+fn background_maintenance_compacts_and_applies_retention() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = riffle_store::StoreOptions {
+        maintenance_interval: Some(Duration::from_millis(20)),
+        compaction_min_dirty_bytes: 1,
+        ..options(1024)
+    };
+    let store = Store::open(dir.path(), opts).unwrap();
+    store
+        .create_topic("state", one_queue(CleanupPolicy::Compaction))
+        .unwrap();
+    let sized = TopicConfig {
+        retention_bytes: Some(2048),
+        ..one_queue(CleanupPolicy::Delete)
+    };
+    store.create_topic("logs", sized).unwrap();
+    for i in 0..300 {
+        store
+            .append(
+                "state",
+                0,
+                &keyed(&format!("k{}", i % 3), &format!("{i:040}")),
+            )
+            .unwrap();
+        store
+            .append("logs", 0, &Message::new(format!("{i:040}")))
+            .unwrap();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let state = store.queue_info("state", 0).unwrap();
+        let logs = store.queue_info("logs", 0).unwrap();
+        // Sealed segments hold at most one record per key after compaction; the newest segment
+        // is left alone in the background.
+        let compacted = state.messages < 100;
+        let retained = logs.min_offset > 0 && logs.bytes <= 2048 + 1024;
+        if compacted && retained {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "background maintenance did nothing: {state:?} {logs:?} {:?}",
+            store.last_maintenance_error()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The latest value of every key is still there.
+    let latest: BTreeMap<String, Vec<u8>> = store
+        .read("state", 0, 0, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.message.keys[0].clone(), m.message.body))
+        .collect();
+    for k in 0..3 {
+        assert_eq!(
+            latest[&format!("k{k}")],
+            format!("{:040}", 297 + k).into_bytes()
+        );
+    }
+}
