@@ -1,6 +1,7 @@
 //! The `riffle` binary: a thin clap front over Riffle's library crates.
 
 mod check;
+mod topic;
 
 use std::process::ExitCode;
 
@@ -18,11 +19,14 @@ struct Cli {
 enum Command {
     /// Report what each Flink SQL job uses and whether Riffle runs it (for CI).
     Check(check::CheckArgs),
+    /// Manage and use topics of the embedded store (create, list, describe, produce, consume, ...).
+    Topic(topic::TopicArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Topic(args) => topic::run(args),
     }
 }

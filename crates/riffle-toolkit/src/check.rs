@@ -41,7 +41,7 @@ pub fn check_job(job: &JobSource) -> JobReport {
         if !seen.insert((feature_use.statement, feature_use.code.clone())) {
             continue;
         }
-        if let Some(finding) = classify(&feature_use, &analysis.catalog) {
+        if let Some(finding) = classify(&feature_use) {
             findings.push(finding);
         }
     }
@@ -85,13 +85,13 @@ fn from_diagnostic(diagnostic: &Diagnostic, statements: &[Statement]) -> Finding
 
 /// Classifies one feature use with the support registry, or `None` when nothing is worth reporting
 /// (e.g. an unknown function or connector, which analysis already reported as an error).
-fn classify(feature_use: &FeatureUse, catalog: &riffle_catalog::Catalog) -> Option<Finding> {
+fn classify(feature_use: &FeatureUse) -> Option<Finding> {
     let code = feature_use.code.as_str();
     let (title, support) = if let Some(name) = code.strip_prefix("function.") {
         match riffle_dialects::function(name) {
             Some(spec) => (format!("function {}", spec.name), spec.support.clone()),
-            // User-defined functions are classified at their CREATE FUNCTION (`udf.*`).
-            None if catalog.function(name).is_some() => return None,
+            // User-defined functions are classified at their CREATE FUNCTION (`udf.*`); unknown
+            // functions were already reported by analysis.
             None => return None,
         }
     } else if let Some(name) = code.strip_prefix("connector.") {

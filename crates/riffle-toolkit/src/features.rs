@@ -149,7 +149,7 @@ impl Collector<'_> {
             self.push("ddl.primary-key", table.name_span);
         }
         if let Some(first) = table.partitioned_by.first() {
-            self.push_node("ddl.partitioned-by", first);
+            self.push("ddl.partitioned-by", first.span.into());
         }
         if let Some(like) = &table.like {
             self.push("ddl.like", like.span);
@@ -484,12 +484,17 @@ fn syntax_function(expr: &Expr) -> Option<&'static str> {
         Expr::Overlay { .. } => "overlay",
         Expr::Floor { field: sqlparser::ast::CeilFloorKind::DateTimeField(_), .. } => "floor",
         Expr::Ceil { field: sqlparser::ast::CeilFloorKind::DateTimeField(_), .. } => "ceil",
-        Expr::Like { .. } | Expr::ILike { .. } => "like",
-        Expr::SimilarTo { .. } => "similar to",
-        Expr::Between { .. } => "between",
-        Expr::InList { .. } => "in",
+        Expr::Like { negated: false, .. } => "like",
+        Expr::Like { negated: true, .. } => "not like",
+        Expr::SimilarTo { negated: false, .. } => "similar to",
+        Expr::SimilarTo { negated: true, .. } => "not similar to",
+        Expr::Between { negated: false, .. } => "between",
+        Expr::Between { negated: true, .. } => "not between",
+        Expr::InList { negated: false, .. } => "in",
+        Expr::InList { negated: true, .. } => "not in",
         Expr::Case { .. } => "case",
-        Expr::IsDistinctFrom(..) | Expr::IsNotDistinctFrom(..) => "is distinct from",
+        Expr::IsDistinctFrom(..) => "is distinct from",
+        Expr::IsNotDistinctFrom(..) => "is not distinct from",
         Expr::BinaryOp { op: BinaryOperator::StringConcat, .. } => "||",
         _ => return None,
     })
@@ -608,7 +613,7 @@ fn contains_aggregate(expr: &Expr) -> bool {
     let _ = sqlparser::ast::visit_expressions(expr, |e| {
         if let Expr::Function(f) = e {
             let is_aggregate = riffle_dialects::function(&function_name(&f.name))
-                .is_some_and(|spec| spec.is_aggregate());
+                .is_some_and(|spec| spec.kind == riffle_dialects::FunctionKind::Aggregate);
             if f.over.is_none() && is_aggregate {
                 found = true;
                 return ControlFlow::Break(());
