@@ -95,6 +95,8 @@
 //! segments, once at least [`StoreOptions::compaction_min_dirty_bytes`] of them are
 //! uncompacted. A tombstone still in the newest segment stays readable until it is compacted;
 //! a consumer that lags behind a compaction may miss a deletion, as in any compacted log.
+//! A compaction holds every distinct key of the queue in memory while it runs, and rewrites
+//! one segment at a time through a temporary file, so a crash leaves the old or the new segment.
 //!
 //! # Retention
 //!
