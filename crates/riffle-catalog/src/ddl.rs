@@ -77,7 +77,11 @@ fn quoted_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
 
 impl Analyzer {
     /// `CREATE TABLE`.
-    pub(crate) fn create_table(&mut self, create: &CreateTable, statement_span: Span) {
+    pub(crate) fn create_table(
+        &mut self,
+        create: &CreateTable,
+        statement_span: Span,
+    ) -> Option<Schema> {
         let name_span = if create.name_span.is_unknown() {
             statement_span
         } else {
@@ -89,19 +93,25 @@ impl Analyzer {
                 format!("Invalid table identifier '{}'", create.name),
                 name_span,
             );
-            return;
+            return None;
         };
         if !self.check_new_object(&path, create.temporary, create.if_not_exists, name_span) {
-            return;
+            return None;
         }
 
         let has = |key: &str| create.options.iter().any(|o| o.key == key);
         self.legacy_table = !has("connector") && (has("type") || has("connector.type"));
-        self.create_table_checked(create, path, name_span);
+        let output = self.create_table_checked(create, path, name_span);
         self.legacy_table = false;
+        output
     }
 
-    fn create_table_checked(&mut self, create: &CreateTable, path: ObjectPath, name_span: Span) {
+    fn create_table_checked(
+        &mut self,
+        create: &CreateTable,
+        path: ObjectPath,
+        name_span: Span,
+    ) -> Option<Schema> {
         // Base table of a LIKE clause.
         let (base, strategies, like_span) = match &create.like {
             Some(like) => {
@@ -147,7 +157,11 @@ impl Analyzer {
             }
         }
         let base_count = columns.len();
-        self.merge_columns(create, &mut columns, base_count, strategies);
+        let query_schema = create.as_query.as_ref().map(|q| self.top_level_query(q));
+        match &query_schema {
+            Some(schema) => self.merge_query_columns(create, schema, &mut columns, name_span),
+            None => self.merge_columns(create, &mut columns, base_count, strategies),
+        }
 
         let watermark = self.merge_watermark(create, base.as_ref(), &mut columns, strategies);
         let primary_key = self.merge_primary_key(create, base.as_ref(), &mut columns, strategies);
@@ -191,6 +205,10 @@ impl Analyzer {
                 });
             }
         }
+        if query_schema.is_some() {
+            // CTAS writes the query into the new table.
+            self.usage.entry(path.clone()).or_default().sink = true;
+        }
         let connector = self.validate_options(&path, &options, name_span);
 
         self.catalog.insert_table(TableDef {
@@ -205,6 +223,123 @@ impl Analyzer {
             options: options.into_iter().map(|o| (o.key, o.value)).collect(),
             span: name_span,
         });
+        query_schema
+    }
+
+    /// CTAS columns (Flink's `AsQuerySchemaMerger`): the query's columns; a declared physical
+    /// column of the same name may change the type to one the query's type casts to implicitly;
+    /// other declared columns come first.
+    fn merge_query_columns(
+        &mut self,
+        create: &CreateTable,
+        query: &Schema,
+        columns: &mut Vec<ColumnDef>,
+        span: Span,
+    ) {
+        let mut from_query: Vec<ColumnDef> = query
+            .columns
+            .iter()
+            .map(|f| ColumnDef {
+                name: f.name.clone(),
+                data_type: f.data_type.clone(),
+                kind: ColumnRole::Physical,
+                time_attribute: None,
+                span,
+            })
+            .collect();
+        let mut declared = Vec::new();
+        for column in &create.columns {
+            let name = &column.name.value;
+            let position = from_query.iter().position(|c| &c.name == name);
+            match (&column.kind, position) {
+                (ColumnKind::Physical { data_type, .. }, Some(i)) => {
+                    let Some(slot) = from_query.get_mut(i) else {
+                        continue;
+                    };
+                    if !types::supports_implicit_cast(&slot.data_type, data_type) {
+                        self.error(
+                            "sink-schema-mismatch",
+                            format!(
+                                "Incompatible types for sink column '{name}' at position {i}. The source column has \
+                                 type '{}', while the target column has type '{data_type}'.",
+                                slot.data_type
+                            ),
+                            ident_span(&column.name),
+                        );
+                    }
+                    slot.data_type = data_type.clone();
+                    slot.span = column.span;
+                }
+                (ColumnKind::Computed { .. }, Some(_)) => {
+                    self.error(
+                        "duplicate-column",
+                        format!(
+                            "A column named '{name}' already exists in the source schema. Computed columns cannot \
+                             overwrite columns from source."
+                        ),
+                        ident_span(&column.name),
+                    );
+                }
+                (
+                    ColumnKind::Physical { data_type, .. } | ColumnKind::Header { data_type },
+                    None,
+                ) => {
+                    declared.push(ColumnDef {
+                        name: name.clone(),
+                        data_type: data_type.clone(),
+                        kind: ColumnRole::Physical,
+                        time_attribute: None,
+                        span: column.span,
+                    });
+                }
+                (
+                    ColumnKind::Metadata {
+                        data_type,
+                        key,
+                        is_virtual,
+                    },
+                    _,
+                ) => {
+                    if let Some(i) = position {
+                        from_query.remove(i);
+                    }
+                    declared.push(ColumnDef {
+                        name: name.clone(),
+                        data_type: data_type.clone(),
+                        kind: ColumnRole::Metadata {
+                            key: key.clone().unwrap_or_else(|| name.clone()),
+                            is_virtual: *is_virtual,
+                        },
+                        time_attribute: None,
+                        span: column.span,
+                    });
+                }
+                (ColumnKind::Computed { expr }, None) => {
+                    let scope = Scope::of_fields(query.columns.clone());
+                    let ctes = Ctes::default();
+                    let typed = self.type_expr(
+                        expr,
+                        ExprCx {
+                            scope: &scope,
+                            ctes: &ctes,
+                            grouped: false,
+                        },
+                    );
+                    declared.push(ColumnDef {
+                        name: name.clone(),
+                        data_type: typed.ty,
+                        kind: ColumnRole::Computed {
+                            expr: Box::new(expr.clone()),
+                        },
+                        time_attribute: typed.time.filter(|t| *t == TimeAttribute::Proctime),
+                        span: column.span,
+                    });
+                }
+                (ColumnKind::Header { .. }, Some(_)) => {}
+            }
+        }
+        columns.extend(declared);
+        columns.extend(from_query);
     }
 
     /// Reports an existing object of the same name; returns whether the new one is registered.

@@ -323,6 +323,9 @@ impl Analyzer {
                     continue;
                 };
                 let column = &parts[k];
+                if relation.opaque {
+                    return Typed::unknown();
+                }
                 return match relation.field(&column.value) {
                     Some((_, field)) => {
                         let field = field.clone();
@@ -366,6 +369,10 @@ impl Analyzer {
                     &parts[1..],
                     first,
                 );
+            }
+            if s.has_opaque() {
+                // The column may belong to the relation that failed to resolve.
+                return Typed::unknown();
             }
             scope = s.parent;
         }

@@ -216,7 +216,7 @@ impl Analyzer {
                     spec.name,
                     expected.unwrap_or(0)
                 ),
-                span_of(f),
+                span_of(&f.name),
             );
             return None;
         }
@@ -251,7 +251,7 @@ impl Analyzer {
                 actual.join(", "),
                 forms.join("\n")
             ),
-            span_of(f),
+            span_of(&f.name),
         );
         None
     }
@@ -279,6 +279,12 @@ impl Analyzer {
                     args
                 };
                 match types::common_type(values) {
+                    // Flink's COALESCE / IFNULL (`nullableIfAllArgs(COMMON)`) are NULL only when
+                    // every argument may be.
+                    Some(t) if matches!(spec.name.as_str(), "COALESCE" | "IFNULL") => {
+                        let nullable = values.iter().all(|v| v.nullable);
+                        t.with_nullable(nullable)
+                    }
                     Some(t) => t,
                     None => {
                         if !values.iter().any(types::is_unknown) && !values.is_empty() {
@@ -290,7 +296,7 @@ impl Analyzer {
                                     spec.name,
                                     shown.join(", ")
                                 ),
-                                span_of(f),
+                                span_of(&f.name),
                             );
                         }
                         unknown()

@@ -128,10 +128,10 @@ impl Analyzer {
 
     fn statement(&mut self, statement: &Statement) -> StatementInfo {
         match &statement.kind {
-            StatementKind::CreateTable(create) => {
-                self.create_table(create, statement.span);
-                StatementInfo::default()
-            }
+            StatementKind::CreateTable(create) => StatementInfo {
+                output: self.create_table(create, statement.span),
+                inserts: Vec::new(),
+            },
             StatementKind::CreateView(view) => StatementInfo {
                 output: self.create_view(view),
                 inserts: Vec::new(),

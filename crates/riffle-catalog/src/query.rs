@@ -233,7 +233,7 @@ impl Analyzer {
                             span_of(item),
                         );
                     }
-                    if scope.relations.is_empty() {
+                    if scope.relations.is_empty() && !scope.has_opaque() {
                         self.error(
                             "unknown-column",
                             "SELECT * requires a FROM clause",
@@ -432,7 +432,15 @@ impl Analyzer {
             } => {
                 let Some((schema, path)) = self.named_relation(name, ctes) else {
                     self.unknown_object(name);
-                    return Vec::new();
+                    let qualifier = match alias {
+                        Some(a) => Some(a.name.value.clone()),
+                        None => name
+                            .0
+                            .last()
+                            .and_then(|p| p.as_ident())
+                            .map(|i| i.value.clone()),
+                    };
+                    return vec![(Relation::opaque(qualifier), span)];
                 };
                 if let Some(path) = &path {
                     let usage = self.usage.entry(path.clone()).or_default();
@@ -570,24 +578,24 @@ impl Analyzer {
                     symbols.iter().map(|s| s.symbol.value.clone()).collect();
                 pattern_symbols(pattern, &mut names);
                 let mut match_scope = Scope::child(lateral.parent);
-                match_scope.relations.push(Relation {
-                    qualifier: None,
-                    path: None,
-                    fields: input_fields.clone(),
-                });
+                match_scope.relations.push(Relation::new(
+                    None,
+                    None,
+                    Schema::new(input_fields.clone()),
+                ));
                 for n in names {
-                    match_scope.relations.push(Relation {
-                        qualifier: Some(n),
-                        path: None,
-                        fields: Vec::new(),
-                    });
+                    match_scope.relations.push(Relation::new(
+                        Some(n),
+                        None,
+                        Schema::new(Vec::new()),
+                    ));
                 }
                 let mut input_scope = Scope::child(lateral.parent);
-                input_scope.relations.push(Relation {
-                    qualifier: None,
-                    path: None,
-                    fields: input_fields.clone(),
-                });
+                input_scope.relations.push(Relation::new(
+                    None,
+                    None,
+                    Schema::new(input_fields.clone()),
+                ));
                 // Variables resolve to the input row: give each one the input's columns.
                 for r in match_scope.relations.iter_mut().skip(1) {
                     r.fields = input_fields.clone();

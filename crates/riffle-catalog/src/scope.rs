@@ -14,6 +14,9 @@ pub(crate) struct Relation {
     pub path: Option<ObjectPath>,
     /// The relation's columns.
     pub fields: Vec<Field>,
+    /// A relation that could not be resolved (already reported): any column reference to it is
+    /// accepted with an unknown type, so one mistake does not cascade.
+    pub opaque: bool,
 }
 
 impl Relation {
@@ -23,6 +26,17 @@ impl Relation {
             qualifier,
             path,
             fields: schema.columns,
+            opaque: false,
+        }
+    }
+
+    /// A stand-in for a relation that failed to resolve.
+    pub fn opaque(qualifier: Option<String>) -> Self {
+        Self {
+            qualifier,
+            path: None,
+            fields: Vec::new(),
+            opaque: true,
         }
     }
 
@@ -71,13 +85,14 @@ impl<'p> Scope<'p> {
     /// A scope of a single unnamed relation (computed columns, watermarks).
     pub fn of_fields(fields: Vec<Field>) -> Scope<'static> {
         Scope {
-            relations: vec![Relation {
-                qualifier: None,
-                path: None,
-                fields,
-            }],
+            relations: vec![Relation::new(None, None, Schema::new(fields))],
             parent: None,
         }
+    }
+
+    /// True when some relation at this level failed to resolve.
+    pub fn has_opaque(&self) -> bool {
+        self.relations.iter().any(|r| r.opaque)
     }
 
     /// Every column, relation by relation (`SELECT *`).
