@@ -34,7 +34,7 @@ pub const HARNESS_DEFAULTS: &[(&str, &str)] = &[
 ];
 
 /// Seconds a case may run unless its options say otherwise.
-const DEFAULT_TIMEOUT_SECS: u64 = 60;
+const DEFAULT_TIMEOUT_SECS: u64 = 120;
 
 /// A malformed or unreadable case file.
 #[derive(Debug, Error)]
