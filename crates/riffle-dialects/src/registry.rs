@@ -43,8 +43,10 @@ const EMBEDDED: Sources = Sources {
     ],
     formats: &[
         dialect_file!("formats/avro.toml"),
+        dialect_file!("formats/avro-confluent.toml"),
         dialect_file!("formats/canal-json.toml"),
         dialect_file!("formats/csv.toml"),
+        dialect_file!("formats/debezium-avro-confluent.toml"),
         dialect_file!("formats/debezium-json.toml"),
         dialect_file!("formats/json.toml"),
         dialect_file!("formats/maxwell-json.toml"),

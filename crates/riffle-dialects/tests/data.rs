@@ -34,6 +34,8 @@ fn every_brief_connector_and_format_exists() {
         "debezium-json",
         "canal-json",
         "avro",
+        "avro-confluent",
+        "debezium-avro-confluent",
         "maxwell-json",
         "ogg-json",
     ] {
@@ -44,7 +46,7 @@ fn every_brief_connector_and_format_exists() {
         "connector identifiers are case-sensitive like Flink's"
     );
     assert_eq!(connectors().len(), 8);
-    assert_eq!(formats().len(), 8);
+    assert_eq!(formats().len(), 10);
 }
 
 #[test]

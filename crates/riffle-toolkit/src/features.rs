@@ -161,21 +161,22 @@ impl Collector<'_> {
         let connector_option = options.iter().find(|o| {
             o.key == "connector" || o.key == "connector.type" || (o.key_unquoted && o.key.eq_ignore_ascii_case("type"))
         });
-        let connector = connector_option.map(|o| o.value.to_ascii_lowercase());
+        // Identifiers are case-sensitive, as in Flink: `'Kafka'` is not `'kafka'`.
+        let connector = connector_option.map(|o| o.value.clone());
         if let Some(option) = connector_option {
             if option.key == "connector.type" {
                 self.push("ddl.legacy-option-style", option.key_span);
             } else if option.key != "connector" {
                 self.push("ddl.rsqldb-options", option.key_span);
             }
-            self.push(format!("connector.{}", option.value.to_ascii_lowercase()), option.value_span);
+            self.push(format!("connector.{}", option.value), option.value_span);
         }
         for option in options {
             let is_format = option.key == "format"
                 || option.key == "format.type"
                 || option.key.ends_with(".format") && !option.key.starts_with("sink.");
             if is_format {
-                self.push(format!("format.{}", option.value.to_ascii_lowercase()), option.value_span);
+                self.push(format!("format.{}", option.value), option.value_span);
             }
             if let Some(connector) = &connector {
                 if Some(option) != connector_option {
