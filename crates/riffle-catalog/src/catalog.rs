@@ -220,6 +220,9 @@ pub struct Catalog {
     current_database: Option<String>,
     /// Registration order of tables, so iteration follows the script.
     table_order: Vec<ObjectPath>,
+    /// Tables changed by an `ALTER TABLE` Riffle does not model: their schema may have more
+    /// columns than recorded.
+    altered: std::collections::BTreeSet<ObjectPath>,
 }
 
 impl Catalog {
@@ -344,5 +347,15 @@ impl Catalog {
 
     pub(crate) fn use_database(&mut self, database: String) {
         self.current_database = Some(database);
+    }
+
+    /// Whether an `ALTER TABLE` Riffle does not model changed this table (its recorded schema
+    /// may be incomplete).
+    pub fn is_altered(&self, path: &ObjectPath) -> bool {
+        self.altered.contains(path)
+    }
+
+    pub(crate) fn mark_altered(&mut self, path: ObjectPath) {
+        self.altered.insert(path);
     }
 }

@@ -1,9 +1,9 @@
 //! DDL: `CREATE TABLE` (with Flink's `LIKE` merging, `MergeTableLikeUtil`), `CREATE VIEW`,
-//! `CREATE FUNCTION`, `DROP` and `USE`.
+//! `CREATE FUNCTION`, `DROP`, `ALTER` and `USE`.
 
 use riffle_sql::ast::{
     ColumnKind, CreateFunction, CreateTable, CreateView, DataType, Drop, DropObject, Ident,
-    LikeFeature, LikeStrategy, TypeKind, Use,
+    LikeFeature, LikeStrategy, ObjectName, TypeKind, Unparsed, Use,
 };
 use riffle_sql::Span;
 
@@ -934,6 +934,27 @@ impl Analyzer {
                 }
             }
             DropObject::Catalog | DropObject::Database => {}
+        }
+    }
+
+    /// `ALTER TABLE name ...`: Riffle keeps ALTER statements as text, so the table is only marked
+    /// as altered; references to columns it does not know are then accepted with unknown types.
+    pub(crate) fn alter(&mut self, alter: &Unparsed) {
+        if !alter.keywords.starts_with("ALTER TABLE") {
+            return;
+        }
+        let mut words = alter.text.split_whitespace().skip(2).peekable();
+        if words.peek().is_some_and(|w| w.eq_ignore_ascii_case("IF")) {
+            words.next();
+            words.next();
+        }
+        let Some(name) = words.next() else { return };
+        let parts: Vec<Ident> = name
+            .split('.')
+            .map(|p| Ident::new(p.trim_matches('`').to_string()))
+            .collect();
+        if let Some(path) = self.catalog.resolve_path(&ObjectName::from(parts)) {
+            self.catalog.mark_altered(path);
         }
     }
 

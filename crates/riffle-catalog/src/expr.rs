@@ -323,7 +323,7 @@ impl Analyzer {
                     continue;
                 };
                 let column = &parts[k];
-                if relation.opaque {
+                if relation.opaque && relation.field(&column.value).is_none() {
                     return Typed::unknown();
                 }
                 return match relation.field(&column.value) {
@@ -457,6 +457,11 @@ impl Analyzer {
         right: &Expr,
         cx: ExprCx<'_, '_>,
     ) -> Typed {
+        // riffle-sql encodes `x IS [NOT] JSON [kind]` with the kind keyword as the right operand.
+        if matches!(op, BinaryOperator::Custom(c) if c == "IS JSON" || c == "IS NOT JSON") {
+            self.type_expr(left, cx);
+            return Typed::of(DataType::not_null(TypeKind::Boolean));
+        }
         let l = self.type_expr(left, cx).ty;
         let r = self.type_expr(right, cx).ty;
         use BinaryOperator::*;

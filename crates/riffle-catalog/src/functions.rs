@@ -4,7 +4,8 @@
 use riffle_dialects::{ArgSpec, FunctionKind, FunctionSpec, ReturnRule, Signature, TypeFamily};
 use riffle_sql::ast::{DataType, Expr, RowField, TypeKind};
 use sqlparser::ast::{
-    Function, FunctionArg, FunctionArgExpr, FunctionArgumentClause, FunctionArguments, WindowType,
+    Function, FunctionArg, FunctionArgExpr, FunctionArgOperator, FunctionArgumentClause,
+    FunctionArguments, WindowType,
 };
 
 use crate::catalog::FunctionRef;
@@ -26,22 +27,36 @@ fn call_args(f: &Function) -> Vec<CallArg<'_>> {
     let FunctionArguments::List(list) = &f.args else {
         return Vec::new();
     };
-    list.args
-        .iter()
-        // riffle-sql encodes JSON_VALUE's `... ON EMPTY` / `... ON ERROR` behaviours as trailing
-        // named arguments; they are clauses, not values.
-        .filter(|a| !matches!(a, FunctionArg::Named { name, .. } if name.value == "ON_EMPTY" || name.value == "ON_ERROR"))
-        .map(|a| {
-            let arg = match a {
-                FunctionArg::Unnamed(arg) => arg,
-                FunctionArg::Named { arg, .. } | FunctionArg::ExprNamed { arg, .. } => arg,
-            };
-            match arg {
-                FunctionArgExpr::Expr(e) => CallArg::Expr(e),
-                _ => CallArg::Star,
+    let mut out = Vec::new();
+    for a in &list.args {
+        match a {
+            FunctionArg::Unnamed(arg) => out.push(as_call_arg(arg)),
+            // riffle-sql encodes the SQL/JSON clauses of JSON_VALUE / JSON_QUERY / JSON_EXISTS
+            // (`... ON EMPTY`, `... ON ERROR`, the array wrapper) as named arguments; they are
+            // clauses, not values.
+            FunctionArg::Named { name, .. }
+                if matches!(name.value.as_str(), "ON_EMPTY" | "ON_ERROR" | "WRAPPER") => {}
+            FunctionArg::Named { arg, .. } => out.push(as_call_arg(arg)),
+            // `JSON_OBJECT(k VALUE v)`: the key and the value are both arguments.
+            FunctionArg::ExprNamed {
+                name,
+                arg,
+                operator: FunctionArgOperator::Value,
+            } => {
+                out.push(CallArg::Expr(name));
+                out.push(as_call_arg(arg));
             }
-        })
-        .collect()
+            FunctionArg::ExprNamed { arg, .. } => out.push(as_call_arg(arg)),
+        }
+    }
+    out
+}
+
+fn as_call_arg(arg: &FunctionArgExpr) -> CallArg<'_> {
+    match arg {
+        FunctionArgExpr::Expr(e) => CallArg::Expr(e),
+        _ => CallArg::Star,
+    }
 }
 
 /// The called name (last part of a possibly qualified name).
@@ -136,14 +151,14 @@ impl Analyzer {
         let Some(signature) = self.match_signature(f, spec, &types, star) else {
             return Typed::unknown();
         };
-        let mut ty = self.apply_rule(&signature.returns, spec, &types, f);
+        let mut ty = self.apply_rule(&signature.returns, spec, signature, &types, f);
         let declared_not_null = matches!(&signature.returns, ReturnRule::Type(_)) && !ty.nullable;
         if spec.kind == FunctionKind::Aggregate
-            && f.over.is_none()
-            && !cx.grouped
+            && (f.over.is_some() || !cx.grouped)
             && !declared_not_null
         {
-            // Calcite: an aggregate without GROUP BY yields NULL on empty input.
+            // Calcite: an aggregate without GROUP BY (or over a window) yields NULL on empty
+            // input.
             ty.nullable = true;
         }
         Typed {
@@ -261,6 +276,7 @@ impl Analyzer {
         &mut self,
         rule: &ReturnRule,
         spec: &FunctionSpec,
+        signature: &Signature,
         args: &[DataType],
         f: &Function,
     ) -> DataType {
@@ -272,12 +288,26 @@ impl Analyzer {
             ReturnRule::Arg(n) => arg(*n),
             ReturnRule::ArgNullable(n) => arg(*n).with_nullable(true),
             ReturnRule::LeastRestrictive => {
-                // For IF(cond, a, b) the condition is not a result branch.
-                let values = if spec.name == "IF" {
-                    args.get(1..).unwrap_or_default()
-                } else {
-                    args
+                // The value arguments are those of the last argument's family: IF(cond, a, b)
+                // and ELT(n, a, b, ...) leave out their leading condition / index.
+                let values: Vec<DataType> = match (
+                    assign_args(&signature.args, args.len()),
+                    signature.args.last(),
+                ) {
+                    (Some(assignment), Some(last)) => args
+                        .iter()
+                        .zip(assignment)
+                        .filter(|(_, i)| {
+                            signature
+                                .args
+                                .get(*i)
+                                .is_some_and(|a| a.family == last.family)
+                        })
+                        .map(|(t, _)| t.clone())
+                        .collect(),
+                    _ => args.to_vec(),
                 };
+                let values = values.as_slice();
                 match types::common_type(values) {
                     // Flink's COALESCE / IFNULL (`nullableIfAllArgs(COMMON)`) are NULL only when
                     // every argument may be.
@@ -342,16 +372,16 @@ impl Analyzer {
                 _ => unknown(),
             },
             ReturnRule::ArrayOf(inner) => {
-                let e = self.apply_rule(inner, spec, args, f);
+                let e = self.apply_rule(inner, spec, signature, args, f);
                 wrap_known(e, |e| TypeKind::Array(Box::new(e)))
             }
             ReturnRule::MultisetOf(inner) => {
-                let e = self.apply_rule(inner, spec, args, f);
+                let e = self.apply_rule(inner, spec, signature, args, f);
                 wrap_known(e, |e| TypeKind::Multiset(Box::new(e)))
             }
             ReturnRule::MapOf(k, v) => {
-                let k = self.apply_rule(k, spec, args, f);
-                let v = self.apply_rule(v, spec, args, f);
+                let k = self.apply_rule(k, spec, signature, args, f);
+                let v = self.apply_rule(v, spec, signature, args, f);
                 if types::is_unknown(&k) || types::is_unknown(&v) {
                     unknown()
                 } else {

@@ -161,9 +161,12 @@ impl Analyzer {
                 inserts: set.inserts.iter().map(|i| self.insert(i)).collect(),
             },
             StatementKind::Explain(explain) => self.statement(&explain.statement),
+            StatementKind::Alter(alter) => {
+                self.alter(alter);
+                StatementInfo::default()
+            }
             StatementKind::CreateCatalog(_)
             | StatementKind::CreateDatabase(_)
-            | StatementKind::Alter(_)
             | StatementKind::Set(_)
             | StatementKind::Reset(_)
             | StatementKind::Client(_) => StatementInfo::default(),

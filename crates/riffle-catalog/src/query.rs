@@ -3,8 +3,8 @@
 
 use riffle_sql::ast::{DataType, Expr, Ident, ObjectName, Query, TypeKind};
 use sqlparser::ast::{
-    FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, JoinConstraint, JoinOperator,
-    MatchRecognizePattern, MatchRecognizeSymbol, OrderByKind, Select, SelectItem,
+    BinaryOperator, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, JoinConstraint,
+    JoinOperator, MatchRecognizePattern, MatchRecognizeSymbol, OrderByKind, Select, SelectItem,
     SelectItemQualifiedWildcardKind, SetExpr, SetOperator, TableAlias, TableFactor, TableWithJoins,
 };
 
@@ -162,18 +162,41 @@ impl Analyzer {
         order_by: &[sqlparser::ast::OrderByExpr],
     ) -> Schema {
         let mut scope = Scope::child(outer);
+        let mut regular_joins = Vec::new();
         for item in &select.from {
             let relations = self.table_with_joins(item, &scope, ctes);
+            let start = scope.relations.len();
             self.add_relations(&mut scope, relations);
+            if let Some(conditions) = regular_join_conditions(item) {
+                regular_joins.push((start..scope.relations.len(), conditions));
+            }
+        }
+        if let Some(w) = &select.selection {
+            let cx = ExprCx {
+                scope: &scope,
+                ctes,
+                grouped: false,
+            };
+            self.condition(w, cx, "WHERE clause must be a condition");
+        }
+        // A regular join materializes the time attributes of its inputs; interval joins (time
+        // bounds between both sides) and window joins keep them.
+        for (range, mut conditions) in regular_joins {
+            conditions.extend(select.selection.iter());
+            if !is_time_bounded_join(&conditions, &scope, &range) {
+                for relation in scope.relations.get_mut(range).into_iter().flatten() {
+                    relation
+                        .fields
+                        .iter_mut()
+                        .for_each(|f| f.time_attribute = None);
+                }
+            }
         }
         let plain = ExprCx {
             scope: &scope,
             ctes,
             grouped: false,
         };
-        if let Some(w) = &select.selection {
-            self.condition(w, plain, "WHERE clause must be a condition");
-        }
         let group_exprs: Vec<&Expr> = match &select.group_by {
             GroupByExpr::Expressions(exprs, _) => exprs.iter().flat_map(flatten_grouping).collect(),
             GroupByExpr::All(_) => Vec::new(),
@@ -467,10 +490,11 @@ impl Analyzer {
                         .and_then(|p| p.as_ident())
                         .map(|i| i.value.clone()),
                 };
-                vec![(
-                    Relation::new(qualifier, if alias.is_some() { None } else { path }, schema),
-                    span,
-                )]
+                let altered = path.as_ref().is_some_and(|p| self.catalog.is_altered(p));
+                let mut relation =
+                    Relation::new(qualifier, if alias.is_some() { None } else { path }, schema);
+                relation.opaque = altered;
+                vec![(relation, span)]
             }
             TableFactor::Derived {
                 lateral: is_lateral,
@@ -852,12 +876,6 @@ impl Analyzer {
                             );
                         }
                     }
-                    // The time column stays in the output as a plain timestamp.
-                    if let Expr::Identifier(id) = col {
-                        for c in input.columns.iter_mut().filter(|c| c.name == id.value) {
-                            c.time_attribute = None;
-                        }
-                    }
                 }
                 other => {
                     self.type_expr(other, cx);
@@ -1170,6 +1188,120 @@ fn children(e: &Expr) -> Vec<&Expr> {
         } => vec![timestamp, time_zone],
         Expr::Function(f) => function_arg_exprs(f),
         _ => Vec::new(),
+    }
+}
+
+/// The `ON` conditions of a `FROM` item that joins plain relations (tables, views, derived
+/// tables) with a regular join; `None` when it has no such join (temporal, lateral, UNNEST and
+/// table-function joins keep time attributes).
+fn regular_join_conditions(item: &TableWithJoins) -> Option<Vec<&Expr>> {
+    let mut regular = false;
+    let mut conditions = Vec::new();
+    for join in &item.joins {
+        let plain_right = matches!(
+            &join.relation,
+            TableFactor::Table {
+                version: None,
+                args: None,
+                ..
+            } | TableFactor::Derived { lateral: false, .. }
+                | TableFactor::NestedJoin { .. }
+        );
+        let constraint = match &join.join_operator {
+            JoinOperator::Join(c)
+            | JoinOperator::Inner(c)
+            | JoinOperator::Left(c)
+            | JoinOperator::LeftOuter(c)
+            | JoinOperator::Right(c)
+            | JoinOperator::RightOuter(c)
+            | JoinOperator::FullOuter(c)
+            | JoinOperator::CrossJoin(c) => c,
+            _ => continue,
+        };
+        regular |= plain_right;
+        if let JoinConstraint::On(e) = constraint {
+            conditions.push(e);
+        }
+    }
+    regular.then_some(conditions)
+}
+
+/// Whether join conditions bound time attributes of two different relations against each other
+/// (an interval join) or equate window bounds of two relations (a window join).
+fn is_time_bounded_join(
+    conditions: &[&Expr],
+    scope: &Scope<'_>,
+    range: &std::ops::Range<usize>,
+) -> bool {
+    let mut conjuncts = Vec::new();
+    for c in conditions {
+        split_conjuncts(c, &mut conjuncts);
+    }
+    conjuncts.iter().any(|c| {
+        let comparison = matches!(
+            c,
+            Expr::BinaryOp {
+                op: BinaryOperator::Lt
+                    | BinaryOperator::LtEq
+                    | BinaryOperator::Gt
+                    | BinaryOperator::GtEq,
+                ..
+            } | Expr::Between { .. }
+        );
+        let equality = matches!(
+            c,
+            Expr::BinaryOp {
+                op: BinaryOperator::Eq,
+                ..
+            }
+        );
+        let mut relations = Vec::new();
+        collect_relations(
+            c,
+            scope,
+            range,
+            &mut |field: &Field| {
+                comparison && field.time_attribute.is_some()
+                    || equality && matches!(field.name.as_str(), "window_start" | "window_end")
+            },
+            &mut relations,
+        );
+        relations.len() >= 2
+    })
+}
+
+fn split_conjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => {
+            split_conjuncts(left, out);
+            split_conjuncts(right, out);
+        }
+        Expr::Nested(inner) => split_conjuncts(inner, out),
+        other => out.push(other),
+    }
+}
+
+/// The distinct relations (within `range`) whose columns selected by `wanted` `e` references.
+fn collect_relations(
+    e: &Expr,
+    scope: &Scope<'_>,
+    range: &std::ops::Range<usize>,
+    wanted: &mut dyn FnMut(&Field) -> bool,
+    out: &mut Vec<usize>,
+) {
+    if let Some((ri, ci)) = locate_column(e, scope) {
+        let field = scope.relations.get(ri).and_then(|r| r.fields.get(ci));
+        if range.contains(&ri) && field.is_some_and(|f| wanted(f)) && !out.contains(&ri) {
+            out.push(ri);
+        }
+        return;
+    }
+    for child in children(e) {
+        collect_relations(child, scope, range, wanted, out);
     }
 }
 

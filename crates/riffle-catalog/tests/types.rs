@@ -241,8 +241,12 @@ fn window_tvf_columns() {
             "window_start: TIMESTAMP(3) NOT NULL",
         ]
     );
-    // The input time column is a plain timestamp after the window TVF.
-    assert_eq!(schema.field("ts").unwrap().time_attribute, None);
+    // Flink 2.3 keeps the input's time column a rowtime attribute after the window TVF
+    // (compat-tests/cases/windows/tumble_tvf_rows.test).
+    assert_eq!(
+        schema.field("ts").unwrap().time_attribute,
+        Some(riffle_catalog::TimeAttribute::Rowtime)
+    );
 }
 
 #[test]

@@ -1,0 +1,114 @@
+//! Conformance with real Flink: every case of `compat-tests/` whose expectation was produced by
+//! Flink is analyzed. Jobs Flink ran must analyze without errors, and where Flink recorded the
+//! result schema of a final query, the inferred schema must print the same (`name: TYPE`, with
+//! `NOT NULL` and `*ROWTIME*` / `*PROCTIME*`).
+//!
+//! Known divergences are listed in [`KNOWN`] with their cause; the test also fails when a listed
+//! case starts to pass, so the list cannot go stale.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use riffle_compat::{load_cases, Case, Expected};
+use riffle_sql::ast::StatementKind;
+use riffle_sql::Severity;
+
+/// Cases where Riffle's analysis differs from Flink, and why.
+const KNOWN: &[(&str, &str)] = &[
+    (
+        "aggregation/collect_multiset",
+        "functions.toml types COLLECT as MULTISET_OF(ARG0), nullable; Flink's COLLECT is NOT NULL",
+    ),
+    (
+        "over/lag_lead",
+        "functions.toml types LAG as ARG0_NULLABLE; with a NOT NULL default Flink's LAG is NOT NULL",
+    ),
+    (
+        "window-agg/cube",
+        "functions.toml gives GROUPING the arguments (ANY, ANY...), which needs two; GROUPING(a) is valid",
+    ),
+];
+
+fn script(case: &Case) -> Option<String> {
+    let paths: BTreeMap<String, String> = case
+        .inputs
+        .iter()
+        .map(|i| (i.name.clone(), format!("/tmp/{}", i.name)))
+        .collect();
+    let statements = case.statements_with_paths(&paths).ok()?;
+    Some(statements.join(";\n") + ";")
+}
+
+/// What differs between Riffle's analysis and Flink's outcome for one case, if anything.
+fn divergence(case: &Case) -> Option<String> {
+    let Some(Expected::Rows(rows)) = &case.expected else {
+        return None;
+    };
+    let sql = script(case)?;
+    let parsed = riffle_sql::parse_script(&sql);
+    if !parsed.diagnostics.is_empty() {
+        // Parsing is riffle-sql's concern and is checked by its own tests.
+        return None;
+    }
+    let analysis = riffle_catalog::analyze(&parsed.script);
+    let errors: Vec<String> = analysis
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| {
+            format!(
+                "{} `{}`: {}",
+                d.code,
+                &sql[d.span.byte_range(&sql)],
+                d.message
+            )
+        })
+        .collect();
+    if !errors.is_empty() {
+        return Some(format!("errors on a job Flink ran: {errors:#?}"));
+    }
+    let columns = rows.columns.as_ref()?;
+    let last = parsed.script.statements.len().checked_sub(1)?;
+    if !matches!(
+        parsed.script.statements.get(last)?.kind,
+        StatementKind::Query(_)
+    ) {
+        return None;
+    }
+    let schema = analysis.statements.get(last)?.output.as_ref()?;
+    let ours: Vec<String> = schema.columns.iter().map(ToString::to_string).collect();
+    let flink: Vec<String> = columns
+        .iter()
+        .map(|c| format!("{}: {}", c.name, c.data_type))
+        .collect();
+    (ours != flink).then(|| format!("schema\n  riffle: {ours:?}\n  flink:  {flink:?}"))
+}
+
+#[test]
+fn analysis_agrees_with_flink() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../compat-tests/cases");
+    let mut unexpected = Vec::new();
+    let mut known_seen = Vec::new();
+    let mut checked = 0;
+    for case in load_cases(&root, None) {
+        let case = case.expect("case files parse");
+        checked += 1;
+        let known = KNOWN.iter().any(|(id, _)| *id == case.id);
+        match (divergence(&case), known) {
+            (Some(d), false) => unexpected.push(format!("{}: {d}", case.id)),
+            (Some(_), true) => known_seen.push(case.id.clone()),
+            (None, true) => unexpected.push(format!(
+                "{}: listed in KNOWN but agrees with Flink now",
+                case.id
+            )),
+            (None, false) => {}
+        }
+    }
+    assert!(
+        checked > 100,
+        "only {checked} cases found under {}",
+        root.display()
+    );
+    assert!(unexpected.is_empty(), "{}", unexpected.join("\n"));
+    assert_eq!(known_seen.len(), KNOWN.len());
+}
