@@ -1295,7 +1295,7 @@ fn collect_relations(
 ) {
     if let Some((ri, ci)) = locate_column(e, scope) {
         let field = scope.relations.get(ri).and_then(|r| r.fields.get(ci));
-        if range.contains(&ri) && field.is_some_and(|f| wanted(f)) && !out.contains(&ri) {
+        if range.contains(&ri) && field.is_some_and(&mut *wanted) && !out.contains(&ri) {
             out.push(ri);
         }
         return;
