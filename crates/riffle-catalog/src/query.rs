@@ -549,20 +549,9 @@ impl Analyzer {
                 with_ordinality,
                 ..
             } => {
-                let cx = ExprCx {
-                    scope: lateral,
-                    ctes,
-                    grouped: false,
-                };
-                let mut fields = Vec::new();
-                for e in array_exprs {
-                    let t = self.type_expr(e, cx).ty;
-                    fields.extend(unnest_fields(&t));
-                }
-                if *with_ordinality {
-                    fields.push(Field::new("ORDINALITY", DataType::not_null(TypeKind::Int)));
-                }
-                let schema = self.apply_alias_columns(Schema::new(fields), alias.as_ref());
+                let exprs: Vec<&Expr> = array_exprs.iter().collect();
+                let schema = self.unnest(&exprs, *with_ordinality, lateral, ctes);
+                let schema = self.apply_alias_columns(schema, alias.as_ref());
                 let qualifier = alias.as_ref().map(|a| a.name.value.clone());
                 vec![(Relation::new(qualifier, None, schema), span)]
             }
@@ -654,10 +643,16 @@ impl Analyzer {
                     .iter()
                     .map(|m| {
                         let t = self.type_expr(&m.expr, cx);
+                        // Only MATCH_ROWTIME() / MATCH_PROCTIME() yield time attributes.
+                        let time = if matches!(&m.expr, Expr::Function(_)) {
+                            t.time
+                        } else {
+                            None
+                        };
                         Field {
                             name: m.alias.value.clone(),
                             data_type: t.ty,
-                            time_attribute: t.time,
+                            time_attribute: time,
                         }
                     })
                     .collect();
@@ -759,6 +754,10 @@ impl Analyzer {
                     return self.table_function(&inner.name, inner_args, lateral, ctes, span);
                 }
             }
+        }
+        if fname == "UNNEST" {
+            let exprs: Vec<&Expr> = args.iter().filter_map(arg_expr).collect();
+            return self.unnest(&exprs, false, lateral, ctes);
         }
         if WINDOW_TVFS.contains(&fname.as_str()) {
             return self.window_tvf(&fname, args, lateral, ctes, span);
@@ -907,6 +906,39 @@ impl Analyzer {
         input.columns.push(Field::new("window_end", ts3));
         input.columns.push(window_time);
         input
+    }
+
+    /// `UNNEST(a, ...)`: the rows of arrays, multisets or maps from the left of a lateral join.
+    fn unnest(
+        &mut self,
+        exprs: &[&Expr],
+        with_ordinality: bool,
+        lateral: &Scope<'_>,
+        ctes: &Ctes,
+    ) -> Schema {
+        let cx = ExprCx {
+            scope: lateral,
+            ctes,
+            grouped: false,
+        };
+        let mut fields = Vec::new();
+        for e in exprs {
+            let t = self.type_expr(e, cx).ty;
+            if !types::is_unknown(&t) && !types::is_constructed(&t)
+                || matches!(t.kind, TypeKind::Row(_))
+            {
+                self.error(
+                    "type-mismatch",
+                    format!("UNNEST argument must be a collection, not {t}"),
+                    span_of(*e),
+                );
+            }
+            fields.extend(unnest_fields(&t));
+        }
+        if with_ordinality {
+            fields.push(Field::new("ORDINALITY", DataType::not_null(TypeKind::Int)));
+        }
+        Schema::new(fields)
     }
 
     /// Renames a relation's columns by an alias column list (`AS t (a, b)`).
