@@ -10,8 +10,9 @@ pub fn render_junit(jobs: &[JobReport], fail_on: Status) -> String {
     let mut report = Report::new("riffle check");
     for job in jobs {
         let mut suite = TestSuite::new(job.path.as_str());
-        if job.statements.is_empty() {
-            // A file that did not parse into any statement still gets one case carrying its errors.
+        if job.statements.is_empty() || job.findings.iter().any(|f| f.statement.is_none()) {
+            // Findings outside any parsed statement (e.g. a statement that failed to parse) get a
+            // case of their own, so they are never lost.
             suite.add_test_case(case_for(job, None, "job", fail_on));
         }
         for (index, statement) in job.statements.iter().enumerate() {

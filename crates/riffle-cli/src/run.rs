@@ -1,0 +1,90 @@
+//! `riffle run JOB.sql`: plans every INSERT (and a bare query) of a Flink SQL script as one job
+//! and runs it natively until its bounded inputs are exhausted, or until Ctrl-C.
+//!
+//! Print sinks and query results go to stdout; everything else (diagnostics, progress) to
+//! stderr. Exit codes: 0 — the job finished; 1 — the job was rejected (with a located
+//! diagnostic) or failed; 2 — the file could not be read.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use riffle_sql::Diagnostic;
+
+/// Arguments of `riffle run`.
+#[derive(Args)]
+pub struct RunArgs {
+    /// The Flink SQL script to run.
+    file: PathBuf,
+    /// Configuration applied before the script's own `SET`s, as `key=value` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+}
+
+/// Runs `riffle run` and returns its exit code.
+pub fn run(args: RunArgs) -> ExitCode {
+    let sql = match std::fs::read_to_string(&args.file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", args.file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let mut prelude = String::new();
+    for kv in &args.set {
+        let Some((k, v)) = kv.split_once('=') else {
+            eprintln!("error: --set expects KEY=VALUE, got '{kv}'");
+            return ExitCode::from(2);
+        };
+        prelude.push_str(&format!("SET '{}' = '{}';\n", k.trim().replace('\'', "''"), v.trim().replace('\'', "''")));
+    }
+    let graph = match plan_file(&args.file, &sql, &prelude) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
+    match riffle_runtime::run_blocking(&graph, std::future::pending()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: job failed: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Plans `sql` (after `prelude`, whose lines are not part of the file); prints located
+/// diagnostics on failure.
+pub fn plan_file(path: &Path, sql: &str, prelude: &str) -> Result<riffle_plan::JobGraph, ExitCode> {
+    let offset = prelude.lines().count() as u64;
+    let text = format!("{prelude}{sql}");
+    riffle_plan::plan_sql(&text).map_err(|diagnostics| {
+        for d in &diagnostics {
+            eprintln!("{}", render(path, d, offset));
+        }
+        ExitCode::from(1)
+    })
+}
+
+/// `file:line:col: error[code]: message`.
+fn render(path: &Path, d: &Diagnostic, line_offset: u64) -> String {
+    let severity = match d.severity {
+        riffle_sql::Severity::Error => "error",
+        riffle_sql::Severity::Warning => "warning",
+        riffle_sql::Severity::Note => "note",
+    };
+    let mut out = if d.span.is_unknown() {
+        format!("{}: {severity}[{}]: {}", path.display(), d.code, d.message)
+    } else {
+        format!(
+            "{}:{}:{}: {severity}[{}]: {}",
+            path.display(),
+            d.span.start.line.saturating_sub(line_offset),
+            d.span.start.column,
+            d.code,
+            d.message
+        )
+    };
+    if let Some(help) = &d.help {
+        out.push_str(&format!("\n  help: {help}"));
+    }
+    out
+}
