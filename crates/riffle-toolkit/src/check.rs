@@ -104,14 +104,9 @@ fn classify(feature_use: &FeatureUse) -> Option<Finding> {
         let (connector, key) = rest.split_once('.')?;
         let schema = riffle_dialects::connector(connector)?;
         let option = schema.option(key)?;
-        // Option-level findings only add information when the connector itself runs, or when the
-        // option is one `riffle migrate` rewrites.
-        let report = match &option.support {
-            Support::NeedsMigration { .. } => true,
-            Support::Unsupported { .. } => schema.support == Support::Supported,
-            Support::Supported => false,
-        };
-        if !report {
+        // An option only adds information when its status differs from its connector's (e.g. a
+        // legacy key `riffle migrate` rewrites, or an unsupported option of a supported connector).
+        if option.support == Support::Supported || option.support == schema.support {
             return None;
         }
         (format!("option '{key}' of connector '{connector}'"), option.support.clone())
