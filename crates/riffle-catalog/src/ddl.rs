@@ -658,23 +658,10 @@ impl Analyzer {
             .filter(|_| strategies.constraints == LikeStrategy::Including)
             .map(|b| b.primary_key.clone())
             .unwrap_or_default();
-        // Inline `col TYPE PRIMARY KEY NOT ENFORCED` and the table-level constraint.
-        let inline: Vec<&Ident> = create
-            .columns
-            .iter()
-            .filter(|c| {
-                matches!(
-                    c.kind,
-                    ColumnKind::Physical {
-                        primary_key: true,
-                        ..
-                    }
-                )
-            })
-            .map(|c| &c.name)
-            .collect();
-        let (declared, span): (Vec<&Ident>, Span) = match (&create.primary_key, inline.is_empty()) {
-            (Some(pk), true) => {
+        // The parser lifts an inline `col TYPE PRIMARY KEY NOT ENFORCED` into the table-level
+        // constraint (and rejects a second definition).
+        let (declared, span): (Vec<&Ident>, Span) = match &create.primary_key {
+            Some(pk) => {
                 if !pk.not_enforced {
                     self.error(
                         "invalid-primary-key",
@@ -686,30 +673,7 @@ impl Analyzer {
                 }
                 (pk.columns.iter().collect(), pk.span)
             }
-            (Some(pk), false) => {
-                self.error(
-                    "invalid-primary-key",
-                    "Duplicate primary key definition",
-                    pk.span,
-                );
-                (pk.columns.iter().collect(), pk.span)
-            }
-            (None, false) => {
-                let span = inline
-                    .iter()
-                    .map(|i| ident_span(i))
-                    .reduce(|a, b| a.union(&b))
-                    .unwrap_or_default();
-                if inline.len() > 1 {
-                    self.error(
-                        "invalid-primary-key",
-                        "Duplicate primary key definition",
-                        span,
-                    );
-                }
-                (inline, span)
-            }
-            (None, true) => (Vec::new(), Span::default()),
+            None => (Vec::new(), Span::default()),
         };
         let mut key = inherited;
         if !declared.is_empty() {
