@@ -82,6 +82,12 @@ pub(crate) fn is_window_auxiliary_call(f: &Function) -> bool {
         .is_some_and(|s| s.kind == FunctionKind::WindowAuxiliary)
 }
 
+/// A `TABLE t` / `MODEL m` argument or a `DESCRIPTOR(c)` call.
+pub(crate) fn names_something(e: &Expr) -> bool {
+    matches!(e, Expr::Prefixed { .. })
+        || matches!(e, Expr::Function(f) if function_name(f).eq_ignore_ascii_case("DESCRIPTOR"))
+}
+
 /// Families whose argument is a keyword or a table, not a value to resolve.
 fn is_non_value_family(family: TypeFamily) -> bool {
     matches!(
@@ -116,18 +122,24 @@ impl Analyzer {
         };
         let user = builtin.is_none() && self.catalog.function(&name).is_some();
         let args = call_args(f);
-        let mut types = Vec::with_capacity(args.len());
+        let mut typed = Vec::with_capacity(args.len());
         for (i, arg) in args.iter().enumerate() {
-            let skip = builtin.is_some_and(|s| {
+            // `TABLE t`, `DESCRIPTOR(c)`, `MODEL m` and time-unit keywords name things; they are
+            // not values to resolve.
+            let names_something = matches!(arg, CallArg::Expr(e) if names_something(e));
+            let keyword_only = builtin.is_some_and(|s| {
                 s.signatures
                     .iter()
-                    .any(|sig| arg_spec_at(sig, i).is_some_and(|a| is_non_value_family(a.family)))
+                    .filter_map(|sig| arg_spec_at(sig, i))
+                    .all(|a| is_non_value_family(a.family))
             });
-            types.push(match arg {
-                CallArg::Expr(e) if !skip => self.type_expr(e, cx).ty,
-                _ => unknown(),
+            let skip = names_something || keyword_only;
+            typed.push(match arg {
+                CallArg::Expr(e) if !skip => self.type_expr(e, cx),
+                _ => Typed::unknown(),
             });
         }
+        let types: Vec<DataType> = typed.iter().map(|t| t.ty.clone()).collect();
         if let Some(filter) = &f.filter {
             self.type_expr(filter, cx);
         }
@@ -151,6 +163,12 @@ impl Analyzer {
         let Some(signature) = self.match_signature(f, spec, &types, star) else {
             return Typed::unknown();
         };
+        if matches!(
+            spec.kind,
+            FunctionKind::Window | FunctionKind::WindowAuxiliary
+        ) {
+            self.check_group_window_time(f, signature, &typed);
+        }
         let mut ty = self.apply_rule(&signature.returns, spec, signature, &types, f);
         let declared_not_null = matches!(&signature.returns, ReturnRule::Type(_)) && !ty.nullable;
         if spec.kind == FunctionKind::Aggregate
@@ -165,6 +183,31 @@ impl Analyzer {
             ty,
             time: time_attribute_of(&upper),
         }
+    }
+
+    /// Legacy group windows (`GROUP BY TUMBLE(ts, ...)`) and their auxiliaries need a time
+    /// attribute as their time argument.
+    fn check_group_window_time(&mut self, f: &Function, signature: &Signature, typed: &[Typed]) {
+        let time_arg = signature
+            .args
+            .first()
+            .is_some_and(|a| a.family == TypeFamily::TimeAttribute);
+        let Some(first) = typed.first() else { return };
+        if !time_arg || first.time.is_some() || types::is_unknown(&first.ty) {
+            return;
+        }
+        let span = match call_args(f).first() {
+            Some(CallArg::Expr(e)) => span_of(*e),
+            _ => span_of(&f.name),
+        };
+        self.error(
+            "invalid-time-attribute",
+            format!(
+                "Window aggregate can only be defined over a time attribute column, but {} encountered.",
+                first.ty
+            ),
+            span,
+        );
     }
 
     fn unknown_function(&mut self, f: &Function, name: &str, types: &[DataType]) {

@@ -90,6 +90,19 @@ impl Analyzer {
                     }
                 }
             }
+            // Columns left out are filled with NULL, which a NOT NULL column cannot take.
+            for f in &target {
+                if !f.data_type.nullable && !listed.iter().any(|l| l.name == f.name) {
+                    self.error(
+                        "missing-column",
+                        format!(
+                            "Column '{}' has no default value and does not allow NULLs",
+                            f.name
+                        ),
+                        insert.table_span,
+                    );
+                }
+            }
             target = listed;
         }
         self.check_sink_types(

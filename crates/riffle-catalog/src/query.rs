@@ -9,7 +9,9 @@ use sqlparser::ast::{
 };
 
 use crate::expr::{ExprCx, Typed};
-use crate::functions::{function_name, is_aggregate_call, is_window_auxiliary_call};
+use crate::functions::{
+    function_name, is_aggregate_call, is_window_auxiliary_call, names_something,
+};
 use crate::schema::{Field, Schema, TimeAttribute};
 use crate::scope::{Ctes, Relation, Scope};
 use crate::types::{self, unknown};
@@ -178,6 +180,7 @@ impl Analyzer {
                 grouped: false,
             };
             self.condition(w, cx, "WHERE clause must be a condition");
+            self.reject_aggregates(w, "WHERE");
         }
         // A regular join materializes the time attributes of its inputs; interval joins (time
         // bounds between both sides) and window joins keep them.
@@ -203,6 +206,7 @@ impl Analyzer {
         };
         for g in &group_exprs {
             self.type_expr(g, plain);
+            self.reject_aggregates(g, "GROUP BY");
         }
         let grouped = !group_exprs.is_empty();
         let aggregated = grouped
@@ -313,6 +317,17 @@ impl Analyzer {
             }
         }
         Schema::new(uniquify(fields))
+    }
+
+    /// Calcite rejects aggregate calls outside SELECT, HAVING and ORDER BY.
+    fn reject_aggregates(&mut self, e: &Expr, clause: &str) {
+        if let Some(Expr::Function(call)) = find_aggregate(e) {
+            self.error(
+                "invalid-aggregate",
+                format!("Aggregate expression is illegal in {clause} clause"),
+                span_of(&call.name),
+            );
+        }
     }
 
     /// Types a WHERE/HAVING/ON condition and requires a BOOLEAN.
@@ -769,9 +784,7 @@ impl Analyzer {
         };
         for e in args.iter().filter_map(arg_expr) {
             // `TABLE t`, `DESCRIPTOR(c)` and `MODEL m` arguments name things; they are not values.
-            let names_something = matches!(e, Expr::Prefixed { .. })
-                || matches!(e, Expr::Function(f) if function_name(f).eq_ignore_ascii_case("DESCRIPTOR"));
-            if !names_something {
+            if !names_something(e) {
                 self.type_expr(e, cx);
             }
         }
@@ -1142,10 +1155,15 @@ fn flatten_grouping(e: &Expr) -> Vec<&Expr> {
 
 /// Whether an expression calls a built-in aggregate outside `OVER` (not looking into subqueries).
 fn contains_aggregate(e: &Expr) -> bool {
+    find_aggregate(e).is_some()
+}
+
+/// The first built-in aggregate call outside `OVER` in an expression (not in subqueries).
+fn find_aggregate(e: &Expr) -> Option<&Expr> {
     match e {
-        Expr::Function(f) if is_aggregate_call(f) => true,
-        Expr::Function(f) => function_arg_exprs(f).into_iter().any(contains_aggregate),
-        other => children(other).into_iter().any(contains_aggregate),
+        Expr::Function(f) if is_aggregate_call(f) => Some(e),
+        Expr::Function(f) => function_arg_exprs(f).into_iter().find_map(find_aggregate),
+        other => children(other).into_iter().find_map(find_aggregate),
     }
 }
 

@@ -537,3 +537,62 @@ fn legacy_rsqldb_tables_only_warn() {
         render(sql, &analysis)
     );
 }
+
+#[test]
+fn legacy_group_window_on_non_time_attribute() {
+    // compat-tests/cases/errors/legacy_window_on_non_time_attribute.test
+    let sql = "CREATE TABLE t (id INT, ts TIMESTAMP(3)) WITH ('connector' = 'datagen');
+        SELECT COUNT(*) FROM t GROUP BY TUMBLE(ts, INTERVAL '1' MINUTE);";
+    let d = assert_error(sql, "invalid-time-attribute", "ts");
+    assert_eq!(
+        d.message,
+        "Window aggregate can only be defined over a time attribute column, but TIMESTAMP(3) encountered."
+    );
+}
+
+#[test]
+fn aggregate_in_where() {
+    let d = assert_error(
+        &with_orders("SELECT id FROM orders WHERE SUM(qty) > 1;"),
+        "invalid-aggregate",
+        "SUM",
+    );
+    assert_eq!(d.message, "Aggregate expression is illegal in WHERE clause");
+}
+
+#[test]
+fn insert_leaves_out_a_not_null_column() {
+    let sql = with_orders(
+        "CREATE TABLE k (id BIGINT NOT NULL, note STRING) WITH ('connector' = 'blackhole');
+         INSERT INTO k (note) SELECT item FROM orders;",
+    );
+    let d = assert_error(&sql, "missing-column", "k");
+    assert_eq!(
+        d.message,
+        "Column 'id' has no default value and does not allow NULLs"
+    );
+}
+
+#[test]
+fn unnest_of_a_scalar() {
+    // compat-tests/cases/errors/unnest_non_collection.test
+    let d = assert_error(
+        &with_orders("SELECT x FROM orders CROSS JOIN UNNEST(orders.item) AS u(x);"),
+        "type-mismatch",
+        "orders.item",
+    );
+    assert_eq!(
+        d.message,
+        "UNNEST argument must be a collection, not STRING"
+    );
+}
+
+#[test]
+fn window_tvf_over_a_regular_join_view() {
+    // compat-tests/cases/errors/regular_join_loses_rowtime.test
+    let sql = "CREATE TABLE t (id INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen');
+        CREATE TEMPORARY VIEW j AS SELECT a.ts, a.id FROM t a JOIN t b ON a.id = b.id;
+        SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE j, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
+        GROUP BY window_start, window_end;";
+    assert_error(sql, "invalid-time-attribute", "ts");
+}
