@@ -455,9 +455,11 @@ impl Analyzer {
                 name,
                 alias,
                 args: Some(args),
+                with_ordinality,
                 ..
             } => {
-                let schema = self.table_function(name, &args.args, lateral, ctes, span);
+                let schema =
+                    self.table_function(name, &args.args, *with_ordinality, lateral, ctes, span);
                 let schema = self.apply_alias_columns(schema, alias.as_ref());
                 let qualifier = alias.as_ref().map(|a| a.name.value.clone());
                 vec![(Relation::new(qualifier, None, schema), span)]
@@ -494,7 +496,15 @@ impl Analyzer {
                         ctes,
                         grouped: false,
                     };
-                    self.type_expr(e, cx);
+                    let t = self.type_expr(e, cx);
+                    if t.time.is_none() && !types::is_unknown(&t.ty) {
+                        self.error(
+                            "invalid-time-attribute",
+                            "Temporal table join currently only supports 'FOR SYSTEM_TIME AS OF' left table's \
+                             time attribute field",
+                            span_of(e),
+                        );
+                    }
                 }
                 let schema = self.apply_alias_columns(schema, alias.as_ref());
                 let qualifier = match alias {
@@ -534,7 +544,7 @@ impl Analyzer {
                             FunctionArguments::List(list) => list.args.as_slice(),
                             _ => &[],
                         };
-                        self.table_function(&f.name, args, lateral, ctes, span)
+                        self.table_function(&f.name, args, false, lateral, ctes, span)
                     }
                     other => {
                         let cx = ExprCx {
@@ -551,9 +561,13 @@ impl Analyzer {
                 vec![(Relation::new(qualifier, None, schema), span)]
             }
             TableFactor::Function {
-                name, args, alias, ..
+                name,
+                args,
+                alias,
+                with_ordinality,
+                ..
             } => {
-                let schema = self.table_function(name, args, lateral, ctes, span);
+                let schema = self.table_function(name, args, *with_ordinality, lateral, ctes, span);
                 let schema = self.apply_alias_columns(schema, alias.as_ref());
                 let qualifier = alias.as_ref().map(|a| a.name.value.clone());
                 vec![(Relation::new(qualifier, None, schema), span)]
@@ -748,6 +762,7 @@ impl Analyzer {
         &mut self,
         name: &ObjectName,
         args: &[FunctionArg],
+        with_ordinality: bool,
         lateral: &Scope<'_>,
         ctes: &Ctes,
         span: riffle_sql::Span,
@@ -766,13 +781,20 @@ impl Analyzer {
                         FunctionArguments::List(list) => list.args.as_slice(),
                         _ => &[],
                     };
-                    return self.table_function(&inner.name, inner_args, lateral, ctes, span);
+                    return self.table_function(
+                        &inner.name,
+                        inner_args,
+                        with_ordinality,
+                        lateral,
+                        ctes,
+                        span,
+                    );
                 }
             }
         }
         if fname == "UNNEST" {
             let exprs: Vec<&Expr> = args.iter().filter_map(arg_expr).collect();
-            return self.unnest(&exprs, false, lateral, ctes);
+            return self.unnest(&exprs, with_ordinality, lateral, ctes);
         }
         if WINDOW_TVFS.contains(&fname.as_str()) {
             return self.window_tvf(&fname, args, lateral, ctes, span);
@@ -982,7 +1004,14 @@ impl Analyzer {
                 ),
                 ident_span(&alias.name),
             );
-            return schema;
+            // Go on with the alias names (types unknown) so the mistake does not cascade.
+            return Schema::new(
+                alias
+                    .columns
+                    .iter()
+                    .map(|c| Field::new(c.name.value.clone(), unknown()))
+                    .collect(),
+            );
         }
         for (field, c) in schema.columns.iter_mut().zip(&alias.columns) {
             field.name = c.name.value.clone();

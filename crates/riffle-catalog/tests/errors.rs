@@ -596,3 +596,14 @@ fn window_tvf_over_a_regular_join_view() {
         GROUP BY window_start, window_end;";
     assert_error(sql, "invalid-time-attribute", "ts");
 }
+
+#[test]
+fn temporal_join_on_a_plain_timestamp() {
+    let sql = "CREATE TABLE o (id INT, ts TIMESTAMP(3)) WITH ('connector' = 'datagen');
+        CREATE TABLE r (id INT, v STRING) WITH ('connector' = 'datagen');
+        SELECT o.id, r.v FROM o JOIN r FOR SYSTEM_TIME AS OF o.ts ON o.id = r.id;";
+    let d = assert_error(sql, "invalid-time-attribute", "o.ts");
+    assert!(d
+        .message
+        .starts_with("Temporal table join currently only supports 'FOR SYSTEM_TIME AS OF'"));
+}
