@@ -303,6 +303,10 @@ impl Catalog {
         self.tables.get(path)
     }
 
+    pub(crate) fn table_by_path_mut(&mut self, path: &ObjectPath) -> Option<&mut TableDef> {
+        self.tables.get_mut(path)
+    }
+
     pub(crate) fn view_by_path(&self, path: &ObjectPath) -> Option<&ViewDef> {
         self.views.get(path)
     }

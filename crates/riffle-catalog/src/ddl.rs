@@ -917,8 +917,75 @@ impl Analyzer {
             .split('.')
             .map(|p| Ident::new(p.trim_matches('`').to_string()))
             .collect();
-        if let Some(path) = self.catalog.resolve_path(&ObjectName::from(parts)) {
-            self.catalog.mark_altered(path);
+        let Some(path) = self.catalog.resolve_path(&ObjectName::from(parts)) else {
+            return;
+        };
+        self.catalog.mark_altered(path.clone());
+        // `ADD name AS expr` and `ADD name TYPE` are common enough to model: the new column is
+        // added to the recorded schema.
+        let rest: Vec<&str> = words.collect();
+        if let [add, column, definition @ ..] = rest.as_slice() {
+            if add.eq_ignore_ascii_case("ADD") && !column.starts_with('(') {
+                self.alter_add_column(&path, column.trim_matches('`'), &definition.join(" "));
+            }
+        }
+    }
+
+    /// Adds the column of a simple `ALTER TABLE ... ADD`; anything Riffle cannot read is left
+    /// to the "altered" marker.
+    fn alter_add_column(&mut self, path: &ObjectPath, name: &str, definition: &str) {
+        let Some(table) = self.catalog.table_by_path(path) else {
+            return;
+        };
+        if table.column(name).is_some() {
+            return;
+        }
+        let (kind, data_type, time_attribute) = if let Some(text) = definition.strip_prefix("AS ") {
+            let Ok(expr) = riffle_sql::parse_expr(text) else {
+                return;
+            };
+            let visible: Vec<Field> = table
+                .columns
+                .iter()
+                .filter(|c| !matches!(c.kind, ColumnRole::Computed { .. }))
+                .map(plain_field)
+                .collect();
+            let scope = Scope::of_fields(visible);
+            let ctes = Ctes::default();
+            // Positions inside the ALTER text are not known, so findings are not reported.
+            let before = self.diags.len();
+            let typed = self.type_expr(
+                &expr,
+                ExprCx {
+                    scope: &scope,
+                    ctes: &ctes,
+                    grouped: false,
+                },
+            );
+            self.diags.truncate(before);
+            let time = typed.time.filter(|t| *t == TimeAttribute::Proctime);
+            (
+                ColumnRole::Computed {
+                    expr: Box::new(expr),
+                },
+                typed.ty,
+                time,
+            )
+        } else {
+            let Ok(data_type) = riffle_sql::parse_data_type(definition) else {
+                return;
+            };
+            (ColumnRole::Physical, data_type, None)
+        };
+        if let Some(table) = self.catalog.table_by_path_mut(path) {
+            let span = table.span;
+            table.columns.push(ColumnDef {
+                name: name.to_string(),
+                data_type,
+                kind,
+                time_attribute,
+                span,
+            });
         }
     }
 

@@ -185,16 +185,22 @@ impl Analyzer {
                 Typed::of(nullable_if_any(TypeKind::BigInt, &[&t]))
             }
             Expr::Ceil { expr: inner, .. } | Expr::Floor { expr: inner, .. } => {
-                // `FLOOR(ts TO HOUR)` keeps the temporal type and CEIL/FLOOR keep integer and
-                // approximate types; Flink narrows decimals, which Riffle leaves unknown.
+                // `FLOOR(ts TO HOUR)` keeps the temporal type; CEIL/FLOOR keep integer and
+                // approximate types and drop a decimal's scale.
                 let t = self.type_expr(inner, cx).ty;
-                if types::is_datetime(&t)
-                    || types::is_integer(&t)
-                    || types::is_approximate_numeric(&t)
-                {
-                    Typed::of(t)
-                } else {
-                    Typed::unknown()
+                match t.kind {
+                    // Calcite's ARG0_OR_EXACT_NO_SCALE: DECIMAL(p, s) -> DECIMAL(p, 0).
+                    TypeKind::Decimal(p, _) => Typed::of(DataType {
+                        kind: TypeKind::Decimal(p, 0),
+                        nullable: t.nullable,
+                    }),
+                    _ if types::is_datetime(&t)
+                        || types::is_integer(&t)
+                        || types::is_approximate_numeric(&t) =>
+                    {
+                        Typed::of(t)
+                    }
+                    _ => Typed::unknown(),
                 }
             }
             Expr::Position { expr: a, r#in } => {
@@ -471,8 +477,16 @@ impl Analyzer {
             Multiply => Arith::Times,
             Divide => Arith::Divide,
             Modulo => Arith::Modulo,
-            Eq | NotEq | Lt | LtEq | Gt | GtEq | Spaceship => {
-                return Typed::of(nullable_if_any(TypeKind::Boolean, &[&l, &r]));
+            Eq | NotEq | Lt | LtEq | Gt | GtEq => {
+                // Rows compare field by field, so a nullable field makes the result nullable.
+                let nullable = may_be_null(&l) || may_be_null(&r);
+                return Typed::of(DataType {
+                    kind: TypeKind::Boolean,
+                    nullable,
+                });
+            }
+            Spaceship | Overlaps => {
+                return Typed::of(nullable_if_any(TypeKind::Boolean, &[&l, &r]))
             }
             And | Or | Xor => return Typed::of(nullable_if_any(TypeKind::Boolean, &[&l, &r])),
             StringConcat => return Typed::of(concat_type(&l, &r)),
@@ -621,6 +635,15 @@ pub(crate) fn arithmetic(op: Arith, l: &DataType, r: &DataType) -> Option<DataTy
         Arith::Divide if interval(l) && types::is_numeric(r) => Some(n(l.kind.clone())),
         _ => None,
     }
+}
+
+/// Whether a value may be NULL, looking into ROW fields.
+fn may_be_null(t: &DataType) -> bool {
+    t.nullable
+        || match &t.kind {
+            TypeKind::Row(fields) => fields.iter().any(|f| may_be_null(&f.data_type)),
+            _ => false,
+        }
 }
 
 /// `a || b`: Calcite's `DYADIC_STRING_SUM_PRECISION_NULLABLE` — CHAR when both are CHAR,

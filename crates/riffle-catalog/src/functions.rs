@@ -136,7 +136,8 @@ impl Analyzer {
             let skip = names_something || keyword_only;
             typed.push(match arg {
                 CallArg::Expr(e) if !skip => self.type_expr(e, cx),
-                _ => Typed::unknown(),
+                // Keywords and table arguments are never NULL.
+                _ => Typed::of(unknown().with_nullable(false)),
             });
         }
         let types: Vec<DataType> = typed.iter().map(|t| t.ty.clone()).collect();
@@ -171,13 +172,36 @@ impl Analyzer {
         }
         let mut ty = self.apply_rule(&signature.returns, spec, signature, &types, f);
         let declared_not_null = matches!(&signature.returns, ReturnRule::Type(_)) && !ty.nullable;
-        if spec.kind == FunctionKind::Aggregate
-            && (f.over.is_some() || !cx.grouped)
-            && !declared_not_null
-        {
-            // Calcite: an aggregate without GROUP BY (or over a window) yields NULL on empty
-            // input.
-            ty.nullable = true;
+        let any_nullable = types.iter().any(|t| t.nullable);
+        match spec.kind {
+            FunctionKind::Aggregate if (f.over.is_some() || !cx.grouped) && !declared_not_null => {
+                // Calcite: an aggregate without GROUP BY (or over a window) yields NULL on
+                // empty input.
+                ty.nullable = true;
+            }
+            FunctionKind::Scalar if !types::is_unknown(&ty) => {
+                ty = scalar_result(spec, signature, ty, &types, f);
+                // Most scalar functions are NULL exactly when an argument is (Calcite's
+                // `*_NULLABLE` inference, Flink's `nullableIfArgs`); declared NOT NULL results,
+                // explicitly nullable rules, LEAST_RESTRICTIVE (CASE-like) and TARGET_TYPE
+                // (JSON_VALUE may return NULL for any input) keep their own nullability.
+                let keeps_own = declared_not_null
+                    || matches!(
+                        signature.returns,
+                        ReturnRule::ArgNullable(_)
+                            | ReturnRule::LeastRestrictive
+                            | ReturnRule::TargetType
+                            | ReturnRule::RowOfArgs
+                    );
+                if !keeps_own && !types.is_empty() {
+                    ty.nullable = any_nullable;
+                }
+                // IF(cond, a, b) is NULL when its condition may be.
+                if spec.name == "IF" {
+                    ty.nullable |= any_nullable;
+                }
+            }
+            _ => {}
         }
         Typed {
             ty,
@@ -390,7 +414,11 @@ impl Analyzer {
             }
             ReturnRule::SumOf(n) => unknown_or(&arg(*n), types::sum_type),
             ReturnRule::AvgOf(n) => unknown_or(&arg(*n), types::avg_type),
-            ReturnRule::ElementOf(n) => element_type(&arg(*n)),
+            // Unlike `arr[i]`, rules keep the element's own nullability (MAP_FROM_ARRAYS keys).
+            ReturnRule::ElementOf(n) => match arg(*n).kind {
+                TypeKind::Array(e) | TypeKind::Multiset(e) => *e,
+                _ => unknown(),
+            },
             ReturnRule::EntryOf(n) => match arg(*n).kind {
                 TypeKind::Map(k, v) => DataType::nullable(TypeKind::Row(vec![
                     RowField {
@@ -447,6 +475,64 @@ impl Analyzer {
                 unknown()
             }
         }
+    }
+}
+
+/// Decimal results the data file's `ARG0` cannot express: `ROUND` / `TRUNCATE` narrow the
+/// scale to their second argument (`LogicalTypeMerging.findRoundDecimalType`), `CEIL` / `FLOOR`
+/// drop it.
+fn scalar_result(
+    spec: &FunctionSpec,
+    signature: &Signature,
+    ty: DataType,
+    args: &[DataType],
+    f: &Function,
+) -> DataType {
+    let round = matches!(spec.name.as_str(), "ROUND" | "TRUNCATE");
+    if let (true, Some(TypeKind::Decimal(p, _))) = (
+        matches!(spec.name.as_str(), "CEIL" | "FLOOR"),
+        args.first().map(|a| &a.kind),
+    ) {
+        // Calcite's ARG0_OR_EXACT_NO_SCALE: DECIMAL(p, s) -> DECIMAL(p, 0).
+        return DataType {
+            kind: TypeKind::Decimal(*p, 0),
+            nullable: ty.nullable,
+        };
+    }
+    match (round, args.first()) {
+        (true, Some(arg))
+            if types::is_decimal(arg) && matches!(signature.returns, ReturnRule::Arg(0)) =>
+        {
+            let digits = match call_args(f).get(1) {
+                Some(CallArg::Expr(e)) => integer_literal(e),
+                _ => Some(0),
+            };
+            match digits {
+                Some(r) => DataType {
+                    kind: types::decimal_round(arg, r),
+                    nullable: ty.nullable,
+                },
+                // A non-literal scale: Flink's result depends on the value; leave it unknown.
+                None => unknown(),
+            }
+        }
+        _ => ty,
+    }
+}
+
+/// The value of an integer literal (possibly negated).
+fn integer_literal(e: &Expr) -> Option<i32> {
+    match e {
+        Expr::Value(v) => match &v.value {
+            sqlparser::ast::Value::Number(n, _) => n.parse().ok(),
+            _ => None,
+        },
+        Expr::UnaryOp {
+            op: sqlparser::ast::UnaryOperator::Minus,
+            expr,
+        } => integer_literal(expr).map(|n| -n),
+        Expr::Nested(inner) => integer_literal(inner),
+        _ => None,
     }
 }
 

@@ -106,6 +106,8 @@ pub(crate) struct Analyzer {
     /// a table anyway, and `riffle check` classifies it as needing migration, so its findings are
     /// warnings rather than errors.
     pub legacy_table: bool,
+    /// The statement's `OPTIONS` hints, and whether a table reference has claimed each.
+    pub hints: Vec<(riffle_sql::ast::Hint, bool)>,
     /// Tables without a `connector` option (reported only if the script uses them).
     pub missing_connector: Vec<(ObjectPath, Span)>,
     /// Tables whose required options are checked at the end.
@@ -127,6 +129,13 @@ impl Analyzer {
     }
 
     fn statement(&mut self, statement: &Statement) -> StatementInfo {
+        self.hints = statement
+            .hints
+            .iter()
+            .filter(|h| h.name == "OPTIONS")
+            .cloned()
+            .map(|h| (h, false))
+            .collect();
         match &statement.kind {
             StatementKind::CreateTable(create) => StatementInfo {
                 output: self.create_table(create, statement.span),

@@ -483,6 +483,7 @@ impl Analyzer {
                     return vec![(Relation::opaque(qualifier), span)];
                 };
                 if let Some(path) = &path {
+                    self.claim_options_hint(path, span_of(name));
                     let usage = self.usage.entry(path.clone()).or_default();
                     if version.is_some() {
                         usage.lookup = true;
@@ -705,6 +706,23 @@ impl Analyzer {
                 Vec::new()
             }
         }
+    }
+
+    /// Validates the `OPTIONS` hint written right after a table reference (the nearest unclaimed
+    /// one that follows its name).
+    fn claim_options_hint(&mut self, path: &ObjectPath, name_span: riffle_sql::Span) {
+        let Some(table) = self.catalog.table_by_path(path).cloned() else {
+            return;
+        };
+        let next = self
+            .hints
+            .iter_mut()
+            .filter(|(h, used)| !used && h.span.start >= name_span.end)
+            .min_by_key(|(h, _)| h.span.start);
+        let Some((hint, used)) = next else { return };
+        *used = true;
+        let hint = hint.clone();
+        self.validate_hint_options(&table, &hint);
     }
 
     /// A table, view or CTE by name: its schema and, for catalog objects, its path.

@@ -371,3 +371,41 @@ fn ctas_takes_the_query_schema() {
     let b = analysis.catalog.table(&name(&["b"])).unwrap();
     assert_eq!(b.source_schema().to_string(), "[x: INT, u: STRING]");
 }
+
+#[test]
+fn alter_table_add_column() {
+    // compat-tests/cases/ddl/alter_table_add_column.test
+    let sql = "CREATE TABLE items (id INT, price DECIMAL(6, 2)) WITH ('connector' = 'datagen');
+        ALTER TABLE items ADD cost AS price * 100;
+        ALTER TABLE items ADD note STRING;
+        ALTER TABLE items RENAME TO goods;
+        SELECT id, cost, note, other FROM items;";
+    let analysis = analyze(sql);
+    // The RENAME is not modelled: the table is only marked as altered, so an unknown column is
+    // accepted with an unknown type instead of being reported.
+    assert!(
+        analysis.diagnostics.is_empty(),
+        "{}",
+        render(sql, &analysis)
+    );
+    assert_eq!(
+        analysis.statements[4].output.as_ref().unwrap().to_string(),
+        "[id: INT, cost: DECIMAL(17, 2), note: STRING, other: UNKNOWN]"
+    );
+    let path = analysis.catalog.resolve_path(&name(&["items"])).unwrap();
+    assert!(analysis.catalog.is_altered(&path));
+}
+
+#[test]
+fn filesystem_leaves_format_options_unchecked() {
+    // compat-tests/cases/errors/unknown_format_option.test: Flink ran it.
+    let sql = "CREATE TABLE f (a INT) WITH ('connector' = 'filesystem', 'path' = '/tmp/f',
+        'format' = 'csv', 'csv.no-such-thing' = 'x', 'csv.field-delimiter' = ';');
+        SELECT * FROM f;";
+    let analysis = analyze(sql);
+    assert!(
+        analysis.diagnostics.is_empty(),
+        "{}",
+        render(sql, &analysis)
+    );
+}

@@ -607,3 +607,19 @@ fn temporal_join_on_a_plain_timestamp() {
         .message
         .starts_with("Temporal table join currently only supports 'FOR SYSTEM_TIME AS OF'"));
 }
+
+#[test]
+fn options_hint_with_unknown_key() {
+    let sql = "CREATE TABLE k (a INT) WITH ('connector' = 'kafka', 'topic' = 't',
+        'properties.bootstrap.servers' = 'b:9092', 'format' = 'json');
+        CREATE TABLE g (a INT) WITH ('connector' = 'datagen');
+        SELECT * FROM g /*+ OPTIONS('rows-per-second' = '5') */
+        JOIN k /*+ OPTIONS('scan.startup.mode' = 'earliest-offset', 'scan.start.mode' = 'x') */ ON g.a = k.a;";
+    let d = assert_error(
+        sql,
+        "unknown-option",
+        "OPTIONS('scan.startup.mode' = 'earliest-offset', 'scan.start.mode' = 'x')",
+    );
+    assert_eq!(d.message, "Unsupported options found for 'kafka'.");
+    assert_eq!(d.help.as_deref(), Some("did you mean 'scan.startup.mode'?"));
+}

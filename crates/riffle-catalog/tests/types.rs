@@ -113,6 +113,10 @@ fn strings() {
     assert_eq!(type_of("UPPER(s)"), "STRING");
     assert_eq!(type_of("CHAR_LENGTH(s)"), "INT");
     assert_eq!(type_of("CONCAT(s, v)"), "STRING");
+    // Scalar functions are NULL only when an argument may be (Calcite `*_NULLABLE`).
+    assert_eq!(type_of("UPPER('abc')"), "CHAR(3) NOT NULL");
+    assert_eq!(type_of("CHAR_LENGTH('abc')"), "INT NOT NULL");
+    assert_eq!(type_of("MOD(i, 3)"), "INT");
     assert_eq!(type_of("SUBSTRING(v FROM 2)"), "VARCHAR(10)");
     assert_eq!(type_of("TRIM(s)"), "STRING");
     assert_eq!(type_of("POSITION('a' IN s)"), "INT");
@@ -124,6 +128,14 @@ fn casts_and_conditionals() {
     assert_eq!(type_of("CAST(i AS BIGINT)"), "BIGINT");
     assert_eq!(type_of("CAST(nn AS STRING)"), "STRING NOT NULL");
     assert_eq!(type_of("CAST(s AS DECIMAL(10, 4))"), "DECIMAL(10, 4)");
+    // ROUND / TRUNCATE narrow a decimal's scale (LogicalTypeMerging.findRoundDecimalType),
+    // CEIL / FLOOR drop it (Calcite ARG0_OR_EXACT_NO_SCALE).
+    assert_eq!(type_of("ROUND(d, 1)"), "DECIMAL(10, 1)");
+    assert_eq!(type_of("ROUND(d)"), "DECIMAL(9, 0)");
+    assert_eq!(type_of("ROUND(d, -1)"), "DECIMAL(9, 0)");
+    assert_eq!(type_of("TRUNCATE(d, 1)"), "DECIMAL(10, 1)");
+    assert_eq!(type_of("CEIL(d)"), "DECIMAL(10, 0)");
+    assert_eq!(type_of("ROUND(db, 1)"), "DOUBLE");
     // TRY_CAST may always return NULL.
     assert_eq!(type_of("TRY_CAST(nn AS STRING)"), "STRING");
     // CASE: the common type of the branches; no ELSE makes it nullable.
@@ -142,7 +154,9 @@ fn casts_and_conditionals() {
     // COALESCE / IFNULL: least restrictive type (functions.toml: LEAST_RESTRICTIVE).
     assert_eq!(type_of("COALESCE(i, b)"), "BIGINT");
     assert_eq!(type_of("COALESCE(s, 'x')"), "STRING NOT NULL");
-    assert_eq!(type_of("IF(bo, 1, 2)"), "INT NOT NULL");
+    // IF is NULL when its condition may be (compat-tests functions-conditional/coalesce_nullif_ifnull).
+    assert_eq!(type_of("IF(bo, 1, 2)"), "INT");
+    assert_eq!(type_of("IF(nn > 0, 'big', 'small')"), "VARCHAR(5) NOT NULL");
     assert_eq!(type_of("NULLIF(i, 0)"), "INT");
 }
 
