@@ -372,9 +372,8 @@ impl Analyzer {
             )
         } else {
             format!(
-                "Could not execute CreateTable in path `{}`.`{}`.`{}`: Table (or view) {}.{} already exists in \
-                 Catalog {}.",
-                path.catalog, path.database, path.name, path.database, path.name, path.catalog
+                "Table (or view) {}.{} already exists in Catalog {}.",
+                path.database, path.name, path.catalog
             )
         };
         self.error("duplicate-table", message, span).help =
@@ -601,7 +600,8 @@ impl Analyzer {
             // The legacy rsqlDB form (`WATERMARK wk FOR ts AS withOffset(ts, 2000)`) uses functions
             // Flink never had; `riffle check` reports it as needing migration, so its strategy is
             // not typed here.
-            let expr_type = if wm.name.is_some() {
+            // Flink stops at the time field; the strategy is checked only for a valid field.
+            let expr_type = if wm.name.is_some() || !is_valid_rowtime_type(&time_type) {
                 types::unknown()
             } else {
                 let fields: Vec<Field> = columns.iter().map(plain_field).collect();

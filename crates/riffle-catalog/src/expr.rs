@@ -215,8 +215,36 @@ impl Analyzer {
                 ..
             } => {
                 let t = self.type_expr(e, cx).ty;
+                let mut positions = Vec::new();
                 for x in [substring_from, substring_for].into_iter().flatten() {
-                    self.type_expr(x, cx);
+                    positions.push(self.type_expr(x, cx).ty);
+                }
+                let bad = |p: &DataType| {
+                    !types::is_unknown(p) && !types::is_null_type(p) && !types::is_integer(p)
+                };
+                if positions.iter().any(bad)
+                    || !types::is_unknown(&t)
+                        && !types::is_character_string(&t)
+                        && !types::is_null_type(&t)
+                {
+                    let shown: Vec<String> = std::iter::once(&t)
+                        .chain(&positions)
+                        .map(|p| format!("<{}>", types::calcite_name(p)))
+                        .collect();
+                    let form = if positions.len() > 1 {
+                        "<CHARACTER>, <INTEGER>, <INTEGER>"
+                    } else {
+                        "<CHARACTER>, <INTEGER>"
+                    };
+                    self.error(
+                        "type-mismatch",
+                        format!(
+                            "Cannot apply 'SUBSTRING' to arguments of type 'SUBSTRING({})'. Supported form(s): \
+                             'SUBSTRING({form})'",
+                            shown.join(", ")
+                        ),
+                        span_of(expr),
+                    );
                 }
                 Typed::of(varying_string_of(&t))
             }
@@ -478,6 +506,21 @@ impl Analyzer {
             Divide => Arith::Divide,
             Modulo => Arith::Modulo,
             Eq | NotEq | Lt | LtEq | Gt | GtEq => {
+                // Flink runs Calcite without implicit coercion between strings and numbers.
+                let string_number = |a: &DataType, b: &DataType| {
+                    types::is_character_string(a) && types::is_numeric(b)
+                };
+                if string_number(&l, &r) || string_number(&r, &l) {
+                    self.error(
+                        "type-mismatch",
+                        format!(
+                            "implicit type conversion between {} and {} is not supported now",
+                            types::sql_type_name(&l),
+                            types::sql_type_name(&r)
+                        ),
+                        span_of(whole),
+                    );
+                }
                 // Rows compare field by field, so a nullable field makes the result nullable.
                 let nullable = may_be_null(&l) || may_be_null(&r);
                 return Typed::of(DataType {
@@ -501,8 +544,8 @@ impl Analyzer {
                         format!(
                             "Cannot apply '{op}' to arguments of type '<{}> {op} <{}>'. Supported form(s): \
                              '<NUMERIC> {op} <NUMERIC>'",
-                            l,
-                            r
+                            types::calcite_name(&l),
+                            types::calcite_name(&r)
                         ),
                         span_of(whole),
                     );

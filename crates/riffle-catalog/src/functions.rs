@@ -311,7 +311,10 @@ impl Analyzer {
         if let Some((sig, _)) = found {
             return Some(sig);
         }
-        let actual: Vec<String> = types.iter().map(|t| format!("<{t}>")).collect();
+        let actual: Vec<String> = types
+            .iter()
+            .map(|t| format!("<{}>", types::calcite_name(t)))
+            .collect();
         let forms: Vec<String> = spec
             .signatures
             .iter()
@@ -319,7 +322,7 @@ impl Analyzer {
                 let args: Vec<String> = s
                     .args
                     .iter()
-                    .map(|a| format!("<{}>", a.family.name()))
+                    .map(|a| format!("<{}>", calcite_family(a.family)))
                     .collect();
                 format!("'{}({})'", spec.name, args.join(", "))
             })
@@ -600,6 +603,19 @@ fn assign_args(specs: &[ArgSpec], n: usize) -> Option<Vec<usize>> {
         used += take;
     }
     (used == n).then_some(out)
+}
+
+/// A type family as Calcite's "Supported form(s)" lists spell it.
+pub(crate) fn calcite_family(family: TypeFamily) -> &'static str {
+    match family {
+        TypeFamily::CharacterString | TypeFamily::Json => "CHARACTER",
+        TypeFamily::BinaryString => "BINARY",
+        TypeFamily::IntegerNumeric => "INTEGER",
+        TypeFamily::TimestampLtz => "TIMESTAMP_WITH_LOCAL_TIME_ZONE",
+        TypeFamily::Temporal => "DATETIME",
+        TypeFamily::TimeAttribute => "TIMESTAMP",
+        other => other.name(),
+    }
 }
 
 /// Whether an argument type belongs to a family. Unknown and `NULL` arguments fit everything.

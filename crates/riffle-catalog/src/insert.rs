@@ -24,7 +24,17 @@ impl Analyzer {
                     insert.table_span,
                 );
             } else {
-                self.unknown_object(&insert.table);
+                self.error(
+                    "unknown-table",
+                    format!(
+                        "Cannot find table '`{}`.`{}`.`{}`' in any of the catalogs [{}], nor as a temporary table.",
+                        path.catalog,
+                        path.database,
+                        path.name,
+                        self.catalog.current_catalog()
+                    ),
+                    insert.table_span,
+                );
             }
             return Some(query_schema);
         };

@@ -54,11 +54,15 @@ impl Analyzer {
             SetExpr::Select(select) => self.select(select, outer, ctes, order_by),
             SetExpr::Query(q) => self.query(q, outer, ctes),
             SetExpr::SetOperation {
-                left, op, right, ..
+                left,
+                op,
+                right,
+                set_quantifier,
             } => {
                 let l = self.set_expr(left, outer, ctes, &[]);
                 let r = self.set_expr(right, outer, ctes, &[]);
-                self.set_operation(body, op, l, r)
+                let all = matches!(set_quantifier, sqlparser::ast::SetQuantifier::All);
+                self.set_operation(body, op, all, l, r)
             }
             SetExpr::Values(values) => {
                 let scope = Scope::child(outer);
@@ -79,16 +83,23 @@ impl Analyzer {
                         }
                     }
                 }
+                // Rows must have one common row type (same degree, compatible columns).
+                let same_degree = values.rows.windows(2).all(|w| w[0].len() == w[1].len());
+                let merged: Vec<Option<DataType>> =
+                    columns.iter().map(|ts| types::common_type(ts)).collect();
+                let known = columns.iter().flatten().all(|t| !types::is_unknown(t));
+                if !same_degree || known && merged.iter().any(Option::is_none) {
+                    self.error(
+                        "type-mismatch",
+                        "Values passed to VALUES operator must have compatible types",
+                        span_of(body),
+                    );
+                }
                 // Calcite names VALUES columns EXPR$0, EXPR$1, ...
-                let fields = columns
-                    .iter()
+                let fields = merged
+                    .into_iter()
                     .enumerate()
-                    .map(|(i, ts)| {
-                        Field::new(
-                            format!("EXPR${i}"),
-                            types::common_type(ts).unwrap_or_else(unknown),
-                        )
-                    })
+                    .map(|(i, t)| Field::new(format!("EXPR${i}"), t.unwrap_or_else(unknown)))
                     .collect();
                 Schema::new(fields)
             }
@@ -115,11 +126,23 @@ impl Analyzer {
         }
     }
 
-    fn set_operation(&mut self, body: &SetExpr, op: &SetOperator, l: Schema, r: Schema) -> Schema {
+    fn set_operation(
+        &mut self,
+        body: &SetExpr,
+        op: &SetOperator,
+        all: bool,
+        l: Schema,
+        r: Schema,
+    ) -> Schema {
         let op_name = match op {
             SetOperator::Union => "UNION",
             SetOperator::Except | SetOperator::Minus => "EXCEPT",
             SetOperator::Intersect => "INTERSECT",
+        };
+        let op_name = if all {
+            format!("{op_name} ALL")
+        } else {
+            op_name.to_string()
         };
         if l.columns.len() != r.columns.len() {
             self.error(
@@ -860,6 +883,7 @@ impl Analyzer {
         ctes: &Ctes,
         span: riffle_sql::Span,
     ) -> Schema {
+        self.check_window_sizes(fname, args);
         let exprs: Vec<&Expr> = args.iter().filter_map(arg_expr).collect();
         let Some(table_arg) = exprs.first() else {
             self.error(
@@ -920,8 +944,7 @@ impl Analyzer {
                             self.error(
                                 "invalid-time-attribute",
                                 format!(
-                                    "The window function {fname}(TABLE table_name, DESCRIPTOR(timecol), ...) requires \
-                                     the timecol to be a time attribute type, but is {}.",
+                                    "The window function requires the timecol is a time attribute type, but is {}.",
                                     typed.ty
                                 ),
                                 span_of(col),
@@ -982,7 +1005,11 @@ impl Analyzer {
             {
                 self.error(
                     "type-mismatch",
-                    format!("UNNEST argument must be a collection, not {t}"),
+                    format!(
+                        "Cannot apply 'UNNEST' to arguments of type 'UNNEST(<{}>)'. Supported form(s): \
+                         'UNNEST(<MULTISET>)'\n'UNNEST(<ARRAY>)'\n'UNNEST(<MAP>)'",
+                        types::calcite_name(&t)
+                    ),
                     span_of(*e),
                 );
             }
@@ -992,6 +1019,52 @@ impl Analyzer {
             fields.push(Field::new("ORDINALITY", DataType::not_null(TypeKind::Int)));
         }
         Schema::new(fields)
+    }
+
+    /// HOP needs its size to be a multiple of its slide, CUMULATE its max size a multiple of its
+    /// step (Flink's window TVF validation), when both are literal intervals.
+    fn check_window_sizes(&mut self, fname: &str, args: &[FunctionArg]) {
+        let (step_name, size_name) = match fname {
+            "HOP" => ("SLIDE", "SIZE"),
+            "CUMULATE" => ("STEP", "SIZE"),
+            _ => return,
+        };
+        let find = |name: &str, position: usize| {
+            args.iter()
+                .find_map(|a| match a {
+                    FunctionArg::Named {
+                        name: n,
+                        arg: FunctionArgExpr::Expr(e),
+                        ..
+                    } if n.value.eq_ignore_ascii_case(name) => Some(e),
+                    _ => None,
+                })
+                .or_else(|| match args.get(position) {
+                    Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(e))) => Some(e),
+                    _ => None,
+                })
+        };
+        let (Some(step), Some(size)) = (find(step_name, 2), find(size_name, 3)) else {
+            return;
+        };
+        let (Some(step_ms), Some(size_ms)) = (interval_millis(step), interval_millis(size)) else {
+            return;
+        };
+        if step_ms <= 0 || size_ms % step_ms == 0 {
+            return;
+        }
+        let message = if fname == "HOP" {
+            format!(
+                "HOP table function based aggregate requires size must be an integral multiple of slide, but got \
+                 size {size_ms} ms and slide {step_ms} ms"
+            )
+        } else {
+            format!(
+                "CUMULATE table function based aggregate requires maxSize must be an integral multiple of step, \
+                 but got maxSize {size_ms} ms and step {step_ms} ms."
+            )
+        };
+        self.error("invalid-window", message, span_of(size));
     }
 
     /// Renames a relation's columns by an alias column list (`AS t (a, b)`).
@@ -1095,6 +1168,34 @@ fn arg_expr(a: &FunctionArg) -> Option<&Expr> {
         FunctionArgExpr::Expr(e) => Some(e),
         _ => None,
     }
+}
+
+/// The length of a single-unit day-time interval literal (`INTERVAL '5' MINUTE`) in
+/// milliseconds.
+fn interval_millis(e: &Expr) -> Option<i64> {
+    let Expr::Interval(interval) = e else {
+        return None;
+    };
+    if interval.last_field.is_some() {
+        return None;
+    }
+    let Expr::Value(v) = interval.value.as_ref() else {
+        return None;
+    };
+    let sqlparser::ast::Value::SingleQuotedString(text) = &v.value else {
+        return None;
+    };
+    let amount: i64 = text.trim().parse().ok()?;
+    use sqlparser::ast::DateTimeField as F;
+    let unit = match interval.leading_field.as_ref()? {
+        F::Day | F::Days => 86_400_000,
+        F::Hour | F::Hours => 3_600_000,
+        F::Minute | F::Minutes => 60_000,
+        F::Second | F::Seconds => 1_000,
+        F::Millisecond | F::Milliseconds => 1,
+        _ => return None,
+    };
+    amount.checked_mul(unit)
 }
 
 /// Columns produced by `UNNEST` of a value: a ROW element's fields, a map's KEY and VALUE, or

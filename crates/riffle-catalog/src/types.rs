@@ -625,6 +625,32 @@ pub fn avg_type(arg: &DataType) -> DataType {
     }
 }
 
+/// The type as Calcite's validator messages spell it (`VARCHAR(2147483647)` for `STRING`,
+/// `INTEGER` for `INT`), used in `Cannot apply 'f' to arguments of type ...`.
+pub fn calcite_name(t: &DataType) -> String {
+    use TypeKind::*;
+    match &t.kind {
+        Varchar(n) => format!("VARCHAR({n})"),
+        Varbinary(n) => format!("VARBINARY({n})"),
+        Int => "INTEGER".to_string(),
+        TimestampLtz(p) => format!("TIMESTAMP_WITH_LOCAL_TIME_ZONE({p})"),
+        Array(e) => format!("{} ARRAY", calcite_name(e)),
+        Multiset(e) => format!("{} MULTISET", calcite_name(e)),
+        Map(k, v) => format!("({}, {}) MAP", calcite_name(k), calcite_name(v)),
+        _ => t.clone().with_nullable(true).to_string(),
+    }
+}
+
+/// The SQL type name of a type's root as Flink's implicit-conversion message spells it
+/// (`CHAR`, `VARCHAR`, `INTEGER`, `DECIMAL`, ...).
+pub fn sql_type_name(t: &DataType) -> String {
+    let name = calcite_name(t);
+    match name.split_once('(') {
+        Some((root, _)) => root.to_string(),
+        None => name,
+    }
+}
+
 /// Flink's type-family spelling used in `No match found for function signature f(<FAMILY>)`.
 pub fn family_name(t: &DataType) -> &'static str {
     use TypeKind::*;

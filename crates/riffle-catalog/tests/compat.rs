@@ -3,8 +3,12 @@
 //! result schema of a final query, the inferred schema must print the same (`name: TYPE`, with
 //! `NOT NULL` and `*ROWTIME*` / `*PROCTIME*`).
 //!
-//! Known divergences are listed in [`KNOWN`] with their cause; the test also fails when a listed
-//! case starts to pass, so the list cannot go stale.
+//! Where Flink rejected a case during validation, Riffle must report an error whose first line
+//! is Flink's message; cases Flink rejects later (in the planner or at runtime) are listed in
+//! [`NOT_ANALYSIS`]; parse errors and errors on the data at runtime are not considered.
+//!
+//! Known divergences are listed in [`KNOWN`] with their cause; the tests also fail when a listed
+//! case starts to pass, so the lists cannot go stale.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -58,6 +62,50 @@ const KNOWN: &[(&str, &str)] = &[
     ("time-zones/offset_zone_id", "CONVERT_TZ / TO_TIMESTAMP are always nullable in Flink"),
     ("time-zones/timestamp_not_affected", "DATE_FORMAT(STRING, STRING) is always nullable in Flink"),
     ("time-zones/to_timestamp_ltz_string_ms", "TO_TIMESTAMP_LTZ is always nullable in Flink"),
+];
+
+/// Cases Flink rejects after validation (planning, changelog checks, runtime errors on data):
+/// analysis is not expected to report them.
+const NOT_ANALYSIS: &[(&str, &str)] = &[
+    (
+        "errors/order_by_non_time_attribute",
+        "planner: streaming sort",
+    ),
+    (
+        "errors/outer_join_into_append_only_sink",
+        "planner: changelog mode of the sink",
+    ),
+    ("errors/over_order_by_non_time", "planner: OVER ordering"),
+    ("errors/over_rows_following", "planner: OVER bounds"),
+    (
+        "errors/proctime_temporal_join_non_lookup",
+        "planner: versioned table needs a primary key",
+    ),
+    (
+        "errors/set_statement_in_sql",
+        "TableEnvironment: SET is a client statement",
+    ),
+    ("errors/topn_dense_rank", "planner: streaming Top-N"),
+    ("errors/topn_rank", "planner: streaming Top-N"),
+    (
+        "errors/updating_into_append_only_sink",
+        "planner: changelog mode of the sink",
+    ),
+    ("errors/window_topn_dense_rank", "planner: window Top-N"),
+    ("errors/window_topn_rank", "planner: window Top-N"),
+    (
+        "functions-conditional/nested_conditionals",
+        "Calcite rejects a NULL operand Riffle cannot pinpoint",
+    ),
+];
+
+/// Exception classes Flink raises while validating and planning a statement; other classes
+/// (parse errors, errors on the data at runtime) are not analysis findings.
+const VALIDATION_CLASSES: &[&str] = &[
+    "SqlValidatorException",
+    "ValidationException",
+    "TableAlreadyExistException",
+    "TableException",
 ];
 
 fn script(case: &Case) -> Option<String> {
@@ -142,4 +190,54 @@ fn analysis_agrees_with_flink() {
     );
     assert!(unexpected.is_empty(), "{}", unexpected.join("\n"));
     assert_eq!(known_seen.len(), KNOWN.len());
+}
+
+/// Riffle's first error for a case Flink rejected, compared with Flink's message.
+fn error_divergence(case: &Case) -> Option<String> {
+    let Some(Expected::Error(flink)) = &case.expected else {
+        return None;
+    };
+    let sql = script(case)?;
+    let parsed = riffle_sql::parse_script(&sql);
+    let analysis = riffle_catalog::analyze(&parsed.script);
+    let first = parsed
+        .diagnostics
+        .iter()
+        .chain(&analysis.diagnostics)
+        .find(|d| d.severity == Severity::Error)
+        .map(|d| d.message.lines().next().unwrap_or_default().to_string());
+    let expected = flink.message.lines().next().unwrap_or_default();
+    match first {
+        Some(ours) if ours == expected => None,
+        Some(ours) => Some(format!("riffle: {ours}\n  flink:  {expected}")),
+        None => Some(format!("no error; Flink: {expected}")),
+    }
+}
+
+#[test]
+fn errors_agree_with_flink() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../compat-tests/cases");
+    let mut unexpected = Vec::new();
+    let mut error_cases = 0;
+    for case in load_cases(&root, None) {
+        let case = case.expect("case files parse");
+        let Some(Expected::Error(flink)) = &case.expected else {
+            continue;
+        };
+        let class = flink.class.rsplit('.').next().unwrap_or_default();
+        if !VALIDATION_CLASSES.contains(&class) {
+            continue;
+        }
+        error_cases += 1;
+        let skipped = NOT_ANALYSIS.iter().any(|(id, _)| *id == case.id);
+        match (error_divergence(&case), skipped) {
+            (Some(d), false) => unexpected.push(format!("{}: {d}", case.id)),
+            (None, true) => {
+                unexpected.push(format!("{}: listed in NOT_ANALYSIS but agrees", case.id))
+            }
+            _ => {}
+        }
+    }
+    assert!(error_cases > 20, "only {error_cases} error cases found");
+    assert!(unexpected.is_empty(), "{}", unexpected.join("\n"));
 }
