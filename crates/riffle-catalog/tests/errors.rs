@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{analyze, assert_error, render, spanned};
+use common::{analyze, assert_error, render};
 
 const ORDERS: &str = "CREATE TABLE orders (
     id BIGINT, item STRING, price DECIMAL(10, 2), qty INT, ts TIMESTAMP(3),
