@@ -60,7 +60,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let mut jobs = Vec::with_capacity(paths.len());
     for path in paths {
         match std::fs::read_to_string(&path) {
-            Ok(text) => jobs.push(JobSource { path: path.display().to_string(), text }),
+            Ok(text) => jobs.push(JobSource {
+                path: path.display().to_string(),
+                text,
+            }),
             Err(e) => {
                 eprintln!("error: cannot read {}: {e}", path.display());
                 return ExitCode::from(2);
@@ -74,7 +77,11 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Level::Error => Some(Status::Error),
         Level::Never => None,
     };
-    let shown = if args.verbose { Status::Supported } else { Status::NeedsMigration };
+    let shown = if args.verbose {
+        Status::Supported
+    } else {
+        Status::NeedsMigration
+    };
     let text = match args.format {
         Format::Text => render::render_text(&reports, shown),
         Format::Json => render::render_json(&reports),
@@ -100,7 +107,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
 
 /// Adds `path` (a file) or every `*.sql` file under it (a directory, sorted) to `out`.
 fn collect_sql_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
-    let metadata = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let metadata =
+        std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if !metadata.is_dir() {
         out.push(path.to_path_buf());
         return Ok(());

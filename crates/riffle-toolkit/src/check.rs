@@ -61,8 +61,18 @@ pub fn check_job(job: &JobSource) -> JobReport {
                 .unwrap_or(Status::Supported),
         })
         .collect();
-    let status = findings.iter().map(|f| f.status).max().unwrap_or(Status::Supported);
-    JobReport { path: job.path.clone(), status, statements: summaries, findings, source: job.text.clone() }
+    let status = findings
+        .iter()
+        .map(|f| f.status)
+        .max()
+        .unwrap_or(Status::Supported);
+    JobReport {
+        path: job.path.clone(),
+        status,
+        statements: summaries,
+        findings,
+        source: job.text.clone(),
+    }
 }
 
 /// A parse or analysis diagnostic as a finding of the statement that contains it.
@@ -72,7 +82,9 @@ fn from_diagnostic(diagnostic: &Diagnostic, statements: &[Statement]) -> Finding
         Severity::Warning => Status::NeedsMigration,
         Severity::Note => Status::Supported,
     };
-    let statement = statements.iter().position(|s| s.span.start <= diagnostic.span.start && diagnostic.span.start < s.span.end);
+    let statement = statements
+        .iter()
+        .position(|s| s.span.start <= diagnostic.span.start && diagnostic.span.start < s.span.end);
     Finding {
         status,
         code: diagnostic.code.clone(),
@@ -96,7 +108,10 @@ fn classify(feature_use: &FeatureUse) -> Option<Finding> {
         }
     } else if let Some(name) = code.strip_prefix("connector.") {
         let schema = riffle_dialects::connector(name)?;
-        (format!("connector '{}'", schema.name), schema.support.clone())
+        (
+            format!("connector '{}'", schema.name),
+            schema.support.clone(),
+        )
     } else if let Some(name) = code.strip_prefix("format.") {
         let schema = riffle_dialects::format(name)?;
         (format!("format '{}'", schema.name), schema.support.clone())
@@ -109,7 +124,10 @@ fn classify(feature_use: &FeatureUse) -> Option<Finding> {
         if option.support == Support::Supported || option.support == schema.support {
             return None;
         }
-        (format!("option '{key}' of connector '{connector}'"), option.support.clone())
+        (
+            format!("option '{key}' of connector '{connector}'"),
+            option.support.clone(),
+        )
     } else if let Some(key) = code.strip_prefix("config.") {
         let option = riffle_dialects::config_option(key)?;
         if option.support == Support::Supported {
@@ -121,18 +139,33 @@ fn classify(feature_use: &FeatureUse) -> Option<Finding> {
             Some(feature) => (feature.title.clone(), feature.support.clone()),
             None => (
                 code.to_string(),
-                Support::Unsupported { reason: "not in Riffle's feature registry".to_string() },
+                Support::Unsupported {
+                    reason: "not in Riffle's feature registry".to_string(),
+                },
             ),
         }
     };
     let (status, message, help) = match support {
         Support::Supported => (Status::Supported, title, None),
-        Support::NeedsMigration { migration } => {
-            (Status::NeedsMigration, format!("{title} needs migration"), Some(migration))
-        }
-        Support::Unsupported { reason } => (Status::Unsupported, format!("{title} is not supported"), Some(reason)),
+        Support::NeedsMigration { migration } => (
+            Status::NeedsMigration,
+            format!("{title} needs migration"),
+            Some(migration),
+        ),
+        Support::Unsupported { reason } => (
+            Status::Unsupported,
+            format!("{title} is not supported"),
+            Some(reason),
+        ),
     };
-    Some(Finding { status, code: code.to_string(), message, span: feature_use.span, help, statement: Some(feature_use.statement) })
+    Some(Finding {
+        status,
+        code: code.to_string(),
+        message,
+        span: feature_use.span,
+        help,
+        statement: Some(feature_use.statement),
+    })
 }
 
 /// A short description of a statement for reports, e.g. `CREATE TABLE orders`.
@@ -151,7 +184,11 @@ fn describe(statement: &Statement) -> String {
         StatementKind::Reset(None) => "RESET".to_string(),
         StatementKind::Use(u) => format!("USE {}", u.name),
         StatementKind::Insert(i) => {
-            format!("INSERT {} {}", if i.overwrite { "OVERWRITE" } else { "INTO" }, i.table)
+            format!(
+                "INSERT {} {}",
+                if i.overwrite { "OVERWRITE" } else { "INTO" },
+                i.table
+            )
         }
         StatementKind::StatementSet(s) => format!("STATEMENT SET ({} inserts)", s.inserts.len()),
         StatementKind::Query(_) => "SELECT".to_string(),

@@ -11,8 +11,8 @@ use riffle_catalog::{Catalog, TimeAttribute};
 use riffle_sql::ast::{self, ColumnKind, Script, StatementKind};
 use riffle_sql::Span;
 use sqlparser::ast::{
-    BinaryOperator, Distinct, DuplicateTreatment, Expr, FunctionArguments,
-    GroupByExpr, GroupByWithModifier, JoinConstraint, JoinOperator, Query, Select, SelectItem, SetExpr,
+    BinaryOperator, Distinct, DuplicateTreatment, Expr, FunctionArguments, GroupByExpr,
+    GroupByWithModifier, JoinConstraint, JoinOperator, Query, Select, SelectItem, SetExpr,
     SetOperator, SetQuantifier, Spanned, TableFactor, TableVersion, Visit, Visitor,
 };
 
@@ -38,7 +38,11 @@ const RANKING_FUNCTIONS: [&str; 3] = ["ROW_NUMBER", "RANK", "DENSE_RANK"];
 pub fn collect(script: &Script, catalog: &Catalog) -> Vec<FeatureUse> {
     let mut uses = Vec::new();
     for (index, statement) in script.statements.iter().enumerate() {
-        let mut sink = Collector { uses: &mut uses, statement: index, fallback: statement.span };
+        let mut sink = Collector {
+            uses: &mut uses,
+            statement: index,
+            fallback: statement.span,
+        };
         sink.statement(statement, catalog);
     }
     uses
@@ -52,8 +56,16 @@ struct Collector<'a> {
 
 impl Collector<'_> {
     fn push(&mut self, code: impl Into<String>, span: Span) {
-        let span = if span.is_unknown() { self.fallback } else { span };
-        self.uses.push(FeatureUse { code: code.into(), span, statement: self.statement });
+        let span = if span.is_unknown() {
+            self.fallback
+        } else {
+            span
+        };
+        self.uses.push(FeatureUse {
+            code: code.into(),
+            span,
+            statement: self.statement,
+        });
     }
 
     fn push_node(&mut self, code: impl Into<String>, node: &impl Spanned) {
@@ -73,7 +85,11 @@ impl Collector<'_> {
             }
             StatementKind::CreateFunction(function) => {
                 self.push("stmt.create-function", function.name_span);
-                let language = function.language.as_deref().unwrap_or("JAVA").to_ascii_lowercase();
+                let language = function
+                    .language
+                    .as_deref()
+                    .unwrap_or("JAVA")
+                    .to_ascii_lowercase();
                 self.push(format!("udf.{language}"), function.name_span);
             }
             StatementKind::CreateCatalog(_) => self.push("stmt.create-catalog", span),
@@ -117,7 +133,11 @@ impl Collector<'_> {
     }
 
     fn insert(&mut self, insert: &ast::Insert, catalog: &Catalog) {
-        let code = if insert.overwrite { "stmt.insert-overwrite" } else { "stmt.insert" };
+        let code = if insert.overwrite {
+            "stmt.insert-overwrite"
+        } else {
+            "stmt.insert"
+        };
         self.push(code, insert.table_span);
         self.query(&insert.query, catalog);
     }
@@ -159,7 +179,9 @@ impl Collector<'_> {
 
     fn table_options(&mut self, options: &[ast::TableOption]) {
         let connector_option = options.iter().find(|o| {
-            o.key == "connector" || o.key == "connector.type" || (o.key_unquoted && o.key.eq_ignore_ascii_case("type"))
+            o.key == "connector"
+                || o.key == "connector.type"
+                || (o.key_unquoted && o.key.eq_ignore_ascii_case("type"))
         });
         // Identifiers are case-sensitive, as in Flink: `'Kafka'` is not `'kafka'`.
         let connector = connector_option.map(|o| o.value.clone());
@@ -180,19 +202,30 @@ impl Collector<'_> {
             }
             if let Some(connector) = &connector {
                 if Some(option) != connector_option {
-                    self.push(format!("option.{connector}.{}", option.key), option.key_span);
+                    self.push(
+                        format!("option.{connector}.{}", option.key),
+                        option.key_span,
+                    );
                 }
             }
         }
     }
 
     fn query(&mut self, query: &Query, catalog: &Catalog) {
-        let mut walker = QueryWalker { collector: self, catalog, consumed: HashSet::new() };
+        let mut walker = QueryWalker {
+            collector: self,
+            catalog,
+            consumed: HashSet::new(),
+        };
         let _ = query.visit(&mut walker);
     }
 
     fn expr(&mut self, expr: &Expr, catalog: &Catalog) {
-        let mut walker = QueryWalker { collector: self, catalog, consumed: HashSet::new() };
+        let mut walker = QueryWalker {
+            collector: self,
+            catalog,
+            consumed: HashSet::new(),
+        };
         let _ = expr.visit(&mut walker);
     }
 }
@@ -220,7 +253,14 @@ impl Visitor for QueryWalker<'_, '_> {
             c.push_node("query.limit", limit);
         }
         if let Some(fetch) = &query.fetch {
-            c.push("query.limit", fetch.quantity.as_ref().map(|q| q.span().into()).unwrap_or_default());
+            c.push(
+                "query.limit",
+                fetch
+                    .quantity
+                    .as_ref()
+                    .map(|q| q.span().into())
+                    .unwrap_or_default(),
+            );
         }
         self.set_expr(&query.body);
         ControlFlow::Continue(())
@@ -245,7 +285,12 @@ impl Visitor for QueryWalker<'_, '_> {
 impl QueryWalker<'_, '_> {
     fn set_expr(&mut self, body: &SetExpr) {
         match body {
-            SetExpr::SetOperation { op, set_quantifier, left, right } => {
+            SetExpr::SetOperation {
+                op,
+                set_quantifier,
+                left,
+                right,
+            } => {
                 let code = match (op, set_quantifier) {
                     (SetOperator::Union, SetQuantifier::All) => "query.union-all",
                     (SetOperator::Union, _) => "query.union",
@@ -262,14 +307,24 @@ impl QueryWalker<'_, '_> {
 
     fn select(&mut self, select: &Select) {
         if let Some(Distinct::Distinct) = &select.distinct {
-            self.collector.push("query.select-distinct", select.select_token.0.span.into());
+            self.collector
+                .push("query.select-distinct", select.select_token.0.span.into());
         }
-        let window_tvf = select.from.iter().any(|t| is_window_tvf(&t.relation) || derives_from_window_tvf(&t.relation));
+        let window_tvf = select
+            .from
+            .iter()
+            .any(|t| is_window_tvf(&t.relation) || derives_from_window_tvf(&t.relation));
         let group_exprs: &[Expr] = match &select.group_by {
             GroupByExpr::Expressions(exprs, modifiers) => {
                 for modifier in modifiers {
-                    if matches!(modifier, GroupByWithModifier::Rollup | GroupByWithModifier::Cube | GroupByWithModifier::GroupingSets(_)) {
-                        self.collector.push("query.grouping-sets", select.select_token.0.span.into());
+                    if matches!(
+                        modifier,
+                        GroupByWithModifier::Rollup
+                            | GroupByWithModifier::Cube
+                            | GroupByWithModifier::GroupingSets(_)
+                    ) {
+                        self.collector
+                            .push("query.grouping-sets", select.select_token.0.span.into());
                     }
                 }
                 exprs
@@ -283,19 +338,30 @@ impl QueryWalker<'_, '_> {
                 if matches!(name.as_str(), "TUMBLE" | "HOP" | "SESSION") {
                     group_window = true;
                     self.consumed.insert(expr.span().into());
-                    self.collector.push_node(format!("query.group-window.{}", name.to_ascii_lowercase()), expr);
+                    self.collector.push_node(
+                        format!("query.group-window.{}", name.to_ascii_lowercase()),
+                        expr,
+                    );
                 }
             }
-            if matches!(expr, Expr::GroupingSets(_) | Expr::Cube(_) | Expr::Rollup(_)) {
+            if matches!(
+                expr,
+                Expr::GroupingSets(_) | Expr::Cube(_) | Expr::Rollup(_)
+            ) {
                 self.collector.push_node("query.grouping-sets", expr);
             }
         }
         let aggregates = select.projection.iter().any(|item| match item {
-            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => contains_aggregate(e),
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                contains_aggregate(e)
+            }
             _ => false,
         });
         if !group_exprs.is_empty() || aggregates {
-            let span = group_exprs.first().map(|e| Span::from(e.span())).unwrap_or_else(|| select.select_token.0.span.into());
+            let span = group_exprs
+                .first()
+                .map(|e| Span::from(e.span()))
+                .unwrap_or_else(|| select.select_token.0.span.into());
             let code = if group_window {
                 None
             } else if window_tvf {
@@ -322,23 +388,42 @@ impl QueryWalker<'_, '_> {
 
     /// Detects `SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (...) AS rn FROM ...) WHERE rn <= N`.
     fn top_n(&mut self, select: &Select) {
-        let Some(selection) = &select.selection else { return };
+        let Some(selection) = &select.selection else {
+            return;
+        };
         for table in &select.from {
-            let TableFactor::Derived { subquery, .. } = &table.relation else { continue };
-            let SetExpr::Select(inner) = subquery.body.as_ref() else { continue };
+            let TableFactor::Derived { subquery, .. } = &table.relation else {
+                continue;
+            };
+            let SetExpr::Select(inner) = subquery.body.as_ref() else {
+                continue;
+            };
             for item in &inner.projection {
-                let SelectItem::ExprWithAlias { expr: Expr::Function(function), alias } = item else { continue };
+                let SelectItem::ExprWithAlias {
+                    expr: Expr::Function(function),
+                    alias,
+                } = item
+                else {
+                    continue;
+                };
                 let name = function_name(&function.name);
                 if !RANKING_FUNCTIONS.contains(&name.as_str()) {
                     continue;
                 }
-                let Some(limit) = rank_limit(selection, &alias.value) else { continue };
-                let Some(sqlparser::ast::WindowType::WindowSpec(spec)) = &function.over else { continue };
-                let partitions_by_window = ["window_start", "window_end"]
-                    .iter()
-                    .all(|w| spec.partition_by.iter().any(|p| column_name(p).is_some_and(|c| c.eq_ignore_ascii_case(w))));
+                let Some(limit) = rank_limit(selection, &alias.value) else {
+                    continue;
+                };
+                let Some(sqlparser::ast::WindowType::WindowSpec(spec)) = &function.over else {
+                    continue;
+                };
+                let partitions_by_window = ["window_start", "window_end"].iter().all(|w| {
+                    spec.partition_by
+                        .iter()
+                        .any(|p| column_name(p).is_some_and(|c| c.eq_ignore_ascii_case(w)))
+                });
                 let orders_by_time = spec.order_by.len() == 1
-                    && column_name(&spec.order_by[0].expr).is_some_and(|c| self.is_time_attribute(&c));
+                    && column_name(&spec.order_by[0].expr)
+                        .is_some_and(|c| self.is_time_attribute(&c));
                 let dedup = name == "ROW_NUMBER" && limit == 1 && orders_by_time;
                 let code = match (partitions_by_window, dedup) {
                     (true, true) => "query.window-dedup",
@@ -354,24 +439,41 @@ impl QueryWalker<'_, '_> {
     }
 
     fn is_time_attribute(&self, column: &str) -> bool {
-        self.collector_catalog_columns().any(|(name, attr)| attr.is_some() && name.eq_ignore_ascii_case(column))
+        self.collector_catalog_columns()
+            .any(|(name, attr)| attr.is_some() && name.eq_ignore_ascii_case(column))
             || column.eq_ignore_ascii_case("window_time")
     }
 
-    fn collector_catalog_columns(&self) -> impl Iterator<Item = (&str, Option<TimeAttribute>)> + '_ {
-        self.catalog
-            .tables()
-            .flat_map(|t| t.columns.iter().map(|c| (c.name.as_str(), c.time_attribute)))
+    fn collector_catalog_columns(
+        &self,
+    ) -> impl Iterator<Item = (&str, Option<TimeAttribute>)> + '_ {
+        self.catalog.tables().flat_map(|t| {
+            t.columns
+                .iter()
+                .map(|c| (c.name.as_str(), c.time_attribute))
+        })
     }
 
     fn join(&mut self, left: &TableFactor, right: &TableFactor, operator: &JoinOperator) {
         let span: Span = right.span().into();
-        if let TableFactor::Table { version: Some(TableVersion::ForSystemTimeAsOf(at)), .. } = right {
+        if let TableFactor::Table {
+            version: Some(TableVersion::ForSystemTimeAsOf(at)),
+            ..
+        } = right
+        {
             let proctime = column_name(at).is_some_and(|c| {
-                self.collector_catalog_columns()
-                    .any(|(name, attr)| attr == Some(TimeAttribute::Proctime) && name.eq_ignore_ascii_case(&c))
+                self.collector_catalog_columns().any(|(name, attr)| {
+                    attr == Some(TimeAttribute::Proctime) && name.eq_ignore_ascii_case(&c)
+                })
             }) || is_call_to(at, "PROCTIME");
-            self.collector.push(if proctime { "query.lookup-join" } else { "query.temporal-join" }, span);
+            self.collector.push(
+                if proctime {
+                    "query.lookup-join"
+                } else {
+                    "query.temporal-join"
+                },
+                span,
+            );
             return;
         }
         let (code, constraint) = match operator {
@@ -381,13 +483,19 @@ impl QueryWalker<'_, '_> {
             JoinOperator::FullOuter(c) => ("query.join.full", Some(c)),
             JoinOperator::CrossJoin(_) => match right {
                 // CROSS JOIN UNNEST / CROSS JOIN LATERAL TABLE are reported by their table factor.
-                TableFactor::UNNEST { .. } | TableFactor::Function { .. } | TableFactor::TableFunction { .. } => return,
+                TableFactor::UNNEST { .. }
+                | TableFactor::Function { .. }
+                | TableFactor::TableFunction { .. } => return,
                 _ => ("query.join.cross", None),
             },
             _ => ("query.join.inner", None),
         };
-        if matches!(right, TableFactor::Function { .. } | TableFactor::TableFunction { .. } | TableFactor::UNNEST { .. })
-            && !is_window_tvf(right)
+        if matches!(
+            right,
+            TableFactor::Function { .. }
+                | TableFactor::TableFunction { .. }
+                | TableFactor::UNNEST { .. }
+        ) && !is_window_tvf(right)
         {
             // `LEFT JOIN LATERAL TABLE(f(x)) ON TRUE`: the lateral table is the feature.
             return;
@@ -397,7 +505,10 @@ impl QueryWalker<'_, '_> {
             _ => None,
         };
         let windowed = |t: &TableFactor| is_window_tvf(t) || derives_from_window_tvf(t);
-        if windowed(left) && windowed(right) && condition.is_some_and(|c| mentions_column(c, "window_start")) {
+        if windowed(left)
+            && windowed(right)
+            && condition.is_some_and(|c| mentions_column(c, "window_start"))
+        {
             self.collector.push("query.window-join", span);
         } else if condition.is_some_and(is_interval_condition) {
             self.collector.push("query.interval-join", span);
@@ -412,14 +523,20 @@ impl QueryWalker<'_, '_> {
             TableFactor::Function { name, .. } => {
                 let name = function_name(name);
                 if WINDOW_TVFS.contains(&name.as_str()) {
-                    self.collector.push_node(format!("query.window-tvf.{}", name.to_ascii_lowercase()), factor);
+                    self.collector.push_node(
+                        format!("query.window-tvf.{}", name.to_ascii_lowercase()),
+                        factor,
+                    );
                 } else {
                     self.collector.push_node("query.lateral-table", factor);
-                    self.collector.push_node(format!("function.{}", name.to_ascii_lowercase()), factor);
+                    self.collector
+                        .push_node(format!("function.{}", name.to_ascii_lowercase()), factor);
                 }
             }
             TableFactor::UNNEST { .. } => self.collector.push_node("query.unnest", factor),
-            TableFactor::MatchRecognize { .. } => self.collector.push_node("query.match-recognize", factor),
+            TableFactor::MatchRecognize { .. } => {
+                self.collector.push_node("query.match-recognize", factor)
+            }
             TableFactor::Derived { .. } => self.collector.push_node("query.subquery", factor),
             _ => {}
         }
@@ -433,10 +550,14 @@ impl QueryWalker<'_, '_> {
         let name = function_name(&function.name);
         self.consumed.insert(expr.span().into());
         if WINDOW_TVFS.contains(&name.as_str()) {
-            self.collector.push_node(format!("query.window-tvf.{}", name.to_ascii_lowercase()), expr);
+            self.collector.push_node(
+                format!("query.window-tvf.{}", name.to_ascii_lowercase()),
+                expr,
+            );
         } else {
             self.collector.push_node("query.lateral-table", expr);
-            self.collector.push_node(format!("function.{}", name.to_ascii_lowercase()), expr);
+            self.collector
+                .push_node(format!("function.{}", name.to_ascii_lowercase()), expr);
         }
     }
 
@@ -476,15 +597,24 @@ impl QueryWalker<'_, '_> {
 /// The function-catalog name of built-in functions written as syntax rather than as calls.
 fn syntax_function(expr: &Expr) -> Option<&'static str> {
     Some(match expr {
-        Expr::Cast { kind: sqlparser::ast::CastKind::TryCast, .. } => "try_cast",
+        Expr::Cast {
+            kind: sqlparser::ast::CastKind::TryCast,
+            ..
+        } => "try_cast",
         Expr::Cast { .. } => "cast",
         Expr::Extract { .. } => "extract",
         Expr::Substring { .. } => "substring",
         Expr::Trim { .. } => "trim",
         Expr::Position { .. } => "position",
         Expr::Overlay { .. } => "overlay",
-        Expr::Floor { field: sqlparser::ast::CeilFloorKind::DateTimeField(_), .. } => "floor",
-        Expr::Ceil { field: sqlparser::ast::CeilFloorKind::DateTimeField(_), .. } => "ceil",
+        Expr::Floor {
+            field: sqlparser::ast::CeilFloorKind::DateTimeField(_),
+            ..
+        } => "floor",
+        Expr::Ceil {
+            field: sqlparser::ast::CeilFloorKind::DateTimeField(_),
+            ..
+        } => "ceil",
         Expr::Like { negated: false, .. } => "like",
         Expr::Like { negated: true, .. } => "not like",
         Expr::SimilarTo { negated: false, .. } => "similar to",
@@ -496,7 +626,10 @@ fn syntax_function(expr: &Expr) -> Option<&'static str> {
         Expr::Case { .. } => "case",
         Expr::IsDistinctFrom(..) => "is distinct from",
         Expr::IsNotDistinctFrom(..) => "is not distinct from",
-        Expr::BinaryOp { op: BinaryOperator::StringConcat, .. } => "||",
+        Expr::BinaryOp {
+            op: BinaryOperator::StringConcat,
+            ..
+        } => "||",
         _ => return None,
     })
 }
@@ -516,7 +649,10 @@ fn is_call_to(expr: &Expr, upper_name: &str) -> bool {
 
 fn is_window_tvf(factor: &TableFactor) -> bool {
     match factor {
-        TableFactor::TableFunction { expr: Expr::Function(f), .. } => WINDOW_TVFS.contains(&function_name(&f.name).as_str()),
+        TableFactor::TableFunction {
+            expr: Expr::Function(f),
+            ..
+        } => WINDOW_TVFS.contains(&function_name(&f.name).as_str()),
         TableFactor::Function { name, .. } => WINDOW_TVFS.contains(&function_name(name).as_str()),
         _ => false,
     }
@@ -524,9 +660,16 @@ fn is_window_tvf(factor: &TableFactor) -> bool {
 
 /// A derived table whose query reads a window TVF (e.g. the per-window aggregates of a window join).
 fn derives_from_window_tvf(factor: &TableFactor) -> bool {
-    let TableFactor::Derived { subquery, .. } = factor else { return false };
-    let SetExpr::Select(select) = subquery.body.as_ref() else { return false };
-    select.from.iter().any(|t| is_window_tvf(&t.relation) || derives_from_window_tvf(&t.relation))
+    let TableFactor::Derived { subquery, .. } = factor else {
+        return false;
+    };
+    let SetExpr::Select(select) = subquery.body.as_ref() else {
+        return false;
+    };
+    select
+        .from
+        .iter()
+        .any(|t| is_window_tvf(&t.relation) || derives_from_window_tvf(&t.relation))
 }
 
 fn column_name(expr: &Expr) -> Option<String> {
@@ -555,12 +698,21 @@ fn is_interval_condition(expr: &Expr) -> bool {
     let mut found = false;
     let _ = sqlparser::ast::visit_expressions(expr, |e| {
         let hit = match e {
-            Expr::Between { expr, low, high, .. } => {
-                column_name(expr).is_some() && (has_interval(low) || has_interval(high) || column_name(low).is_some())
+            Expr::Between {
+                expr, low, high, ..
+            } => {
+                column_name(expr).is_some()
+                    && (has_interval(low) || has_interval(high) || column_name(low).is_some())
             }
-            Expr::BinaryOp { op: BinaryOperator::Gt | BinaryOperator::GtEq | BinaryOperator::Lt | BinaryOperator::LtEq, left, right } => {
-                has_interval(left) || has_interval(right)
-            }
+            Expr::BinaryOp {
+                op:
+                    BinaryOperator::Gt
+                    | BinaryOperator::GtEq
+                    | BinaryOperator::Lt
+                    | BinaryOperator::LtEq,
+                left,
+                right,
+            } => has_interval(left) || has_interval(right),
             _ => false,
         };
         if hit {

@@ -101,7 +101,10 @@ pub struct Summary {
 impl Summary {
     /// Counts jobs by their worst status.
     pub fn of(jobs: &[JobReport]) -> Self {
-        let mut s = Summary { jobs: jobs.len(), ..Summary::default() };
+        let mut s = Summary {
+            jobs: jobs.len(),
+            ..Summary::default()
+        };
         for job in jobs {
             match job.status {
                 Status::Supported => s.supported += 1,

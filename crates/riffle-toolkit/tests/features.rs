@@ -59,6 +59,9 @@ fn every_construct_code_is_in_the_registry() {
         if dynamic.iter().any(|prefix| code.starts_with(prefix)) {
             continue;
         }
-        assert!(riffle_dialects::feature(code).is_some(), "{code} missing from dialects/riffle/features.toml");
+        assert!(
+            riffle_dialects::feature(code).is_some(),
+            "{code} missing from dialects/riffle/features.toml"
+        );
     }
 }

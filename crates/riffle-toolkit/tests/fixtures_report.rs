@@ -11,8 +11,15 @@ fn check_report_of_each_fixture_job() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     insta::glob!("../../../fixtures/jobs", "**/*.sql", |path| {
         let text = std::fs::read_to_string(path).expect("fixture readable");
-        let relative = path.strip_prefix(&root).unwrap_or(path).display().to_string();
-        let report = check_job(&JobSource { path: relative, text });
+        let relative = path
+            .strip_prefix(&root)
+            .unwrap_or(path)
+            .display()
+            .to_string();
+        let report = check_job(&JobSource {
+            path: relative,
+            text,
+        });
         insta::assert_snapshot!(render_text(&[report], Status::Supported));
     });
 }

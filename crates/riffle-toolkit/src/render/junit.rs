@@ -34,15 +34,32 @@ fn case_for(job: &JobReport, statement: Option<usize>, name: &str, fail_on: Stat
         .filter(|f| f.statement == statement && f.status >= fail_on)
         .map(|f| {
             let at = super::start_of(&f.span);
-            let help = f.help.as_deref().map(|h| format!(" (help: {h})")).unwrap_or_default();
-            format!("{}:{}:{}: {} [{}]: {}{}", job.path, at.line, at.column, f.status.as_str(), f.code, f.message, help)
+            let help = f
+                .help
+                .as_deref()
+                .map(|h| format!(" (help: {h})"))
+                .unwrap_or_default();
+            format!(
+                "{}:{}:{}: {} [{}]: {}{}",
+                job.path,
+                at.line,
+                at.column,
+                f.status.as_str(),
+                f.code,
+                f.message,
+                help
+            )
         })
         .collect();
     let status = if failing.is_empty() {
         TestCaseStatus::success()
     } else {
         let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-        status.set_message(format!("{} finding(s) at or above {}", failing.len(), fail_on.as_str()));
+        status.set_message(format!(
+            "{} finding(s) at or above {}",
+            failing.len(),
+            fail_on.as_str()
+        ));
         status.set_description(failing.join("\n"));
         status
     };

@@ -18,7 +18,9 @@ pub fn render_sarif(jobs: &[JobReport], min_status: Status) -> String {
     let mut results = Vec::new();
     for job in jobs {
         for finding in job.findings.iter().filter(|f| f.status >= min_status) {
-            rules.entry(finding.code.as_str()).or_insert(finding.message.as_str());
+            rules
+                .entry(finding.code.as_str())
+                .or_insert(finding.message.as_str());
             let start = super::start_of(&finding.span);
             let mut region = json!({ "startLine": start.line, "startColumn": start.column });
             if !finding.span.is_unknown() && finding.span.end >= finding.span.start {

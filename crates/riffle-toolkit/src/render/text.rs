@@ -39,11 +39,7 @@ pub fn render_text(jobs: &[JobReport], min_status: Status) -> String {
                     let at = super::start_of(&finding.span);
                     out.push_str(&format!(
                         "{}:{}:{}: {}: {}\n",
-                        job.path,
-                        at.line,
-                        at.column,
-                        label,
-                        finding.message
+                        job.path, at.line, at.column, label, finding.message
                     ));
                 }
             }
