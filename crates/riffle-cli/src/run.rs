@@ -36,7 +36,11 @@ pub fn run(args: RunArgs) -> ExitCode {
             eprintln!("error: --set expects KEY=VALUE, got '{kv}'");
             return ExitCode::from(2);
         };
-        prelude.push_str(&format!("SET '{}' = '{}';\n", k.trim().replace('\'', "''"), v.trim().replace('\'', "''")));
+        prelude.push_str(&format!(
+            "SET '{}' = '{}';\n",
+            k.trim().replace('\'', "''"),
+            v.trim().replace('\'', "''")
+        ));
     }
     let graph = match plan_file(&args.file, &sql, &prelude) {
         Ok(g) => g,

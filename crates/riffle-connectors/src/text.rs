@@ -1,0 +1,347 @@
+//! Building Arrow columns from text fields the way Flink's CSV and JSON formats convert them.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder, Float64Builder,
+    Int16Builder, Int32Builder, Int64Builder, Int8Builder, StringBuilder, Time32MillisecondBuilder,
+    TimestampMicrosecondBuilder, TimestampMillisecondBuilder, TimestampNanosecondBuilder,
+};
+use arrow::datatypes::{DataType, TimeUnit};
+
+use crate::format::days_from_civil;
+
+/// How timestamps are written in the text (`csv`: SQL style; `json`: per option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimestampStyle {
+    /// `yyyy-MM-dd HH:mm:ss[.f]`
+    Sql,
+    /// `yyyy-MM-ddTHH:mm:ss[.f]`
+    Iso,
+}
+
+/// A growing Arrow column of one Flink type.
+pub enum ColumnBuilder {
+    /// CHAR / VARCHAR / STRING
+    Utf8(StringBuilder),
+    /// BOOLEAN
+    Boolean(BooleanBuilder),
+    /// TINYINT
+    Int8(Int8Builder),
+    /// SMALLINT
+    Int16(Int16Builder),
+    /// INT
+    Int32(Int32Builder),
+    /// BIGINT
+    Int64(Int64Builder),
+    /// FLOAT
+    Float32(Float32Builder),
+    /// DOUBLE
+    Float64(Float64Builder),
+    /// DECIMAL(p, s)
+    Decimal(Decimal128Builder, u8, i8),
+    /// DATE
+    Date(Date32Builder),
+    /// TIME
+    Time(Time32MillisecondBuilder),
+    /// TIMESTAMP(p) / TIMESTAMP_LTZ(p) in milliseconds
+    TimestampMs(TimestampMillisecondBuilder, Option<Arc<str>>),
+    /// TIMESTAMP(p) / TIMESTAMP_LTZ(p) in microseconds
+    TimestampUs(TimestampMicrosecondBuilder, Option<Arc<str>>),
+    /// TIMESTAMP(p) / TIMESTAMP_LTZ(p) in nanoseconds
+    TimestampNs(TimestampNanosecondBuilder, Option<Arc<str>>),
+}
+
+impl ColumnBuilder {
+    /// A builder for `data_type`, or the name of a type text formats cannot hold.
+    pub fn new(data_type: &DataType) -> Result<Self, String> {
+        Ok(match data_type {
+            DataType::Utf8 => ColumnBuilder::Utf8(StringBuilder::new()),
+            DataType::Boolean => ColumnBuilder::Boolean(BooleanBuilder::new()),
+            DataType::Int8 => ColumnBuilder::Int8(Int8Builder::new()),
+            DataType::Int16 => ColumnBuilder::Int16(Int16Builder::new()),
+            DataType::Int32 => ColumnBuilder::Int32(Int32Builder::new()),
+            DataType::Int64 => ColumnBuilder::Int64(Int64Builder::new()),
+            DataType::Float32 => ColumnBuilder::Float32(Float32Builder::new()),
+            DataType::Float64 => ColumnBuilder::Float64(Float64Builder::new()),
+            DataType::Decimal128(p, s) => ColumnBuilder::Decimal(Decimal128Builder::new(), *p, *s),
+            DataType::Date32 => ColumnBuilder::Date(Date32Builder::new()),
+            DataType::Time32(TimeUnit::Millisecond) => {
+                ColumnBuilder::Time(Time32MillisecondBuilder::new())
+            }
+            DataType::Timestamp(TimeUnit::Millisecond, tz) => {
+                ColumnBuilder::TimestampMs(TimestampMillisecondBuilder::new(), tz.clone())
+            }
+            DataType::Timestamp(TimeUnit::Microsecond, tz) => {
+                ColumnBuilder::TimestampUs(TimestampMicrosecondBuilder::new(), tz.clone())
+            }
+            DataType::Timestamp(TimeUnit::Nanosecond, tz) => {
+                ColumnBuilder::TimestampNs(TimestampNanosecondBuilder::new(), tz.clone())
+            }
+            other => return Err(other.to_string()),
+        })
+    }
+
+    /// Appends NULL.
+    pub fn append_null(&mut self) {
+        match self {
+            ColumnBuilder::Utf8(b) => b.append_null(),
+            ColumnBuilder::Boolean(b) => b.append_null(),
+            ColumnBuilder::Int8(b) => b.append_null(),
+            ColumnBuilder::Int16(b) => b.append_null(),
+            ColumnBuilder::Int32(b) => b.append_null(),
+            ColumnBuilder::Int64(b) => b.append_null(),
+            ColumnBuilder::Float32(b) => b.append_null(),
+            ColumnBuilder::Float64(b) => b.append_null(),
+            ColumnBuilder::Decimal(b, ..) => b.append_null(),
+            ColumnBuilder::Date(b) => b.append_null(),
+            ColumnBuilder::Time(b) => b.append_null(),
+            ColumnBuilder::TimestampMs(b, _) => b.append_null(),
+            ColumnBuilder::TimestampUs(b, _) => b.append_null(),
+            ColumnBuilder::TimestampNs(b, _) => b.append_null(),
+        }
+    }
+
+    /// Parses `text` and appends it; on error nothing is appended.
+    pub fn append_text(&mut self, text: &str, style: TimestampStyle) -> Result<(), String> {
+        let t = text.trim();
+        match self {
+            ColumnBuilder::Utf8(b) => b.append_value(text),
+            // Java's Boolean.parseBoolean: anything but "true" is false.
+            ColumnBuilder::Boolean(b) => b.append_value(t.eq_ignore_ascii_case("true")),
+            ColumnBuilder::Int8(b) => b.append_value(parse_int(t)?),
+            ColumnBuilder::Int16(b) => b.append_value(parse_int(t)?),
+            ColumnBuilder::Int32(b) => b.append_value(parse_int(t)?),
+            ColumnBuilder::Int64(b) => b.append_value(parse_int(t)?),
+            ColumnBuilder::Float32(b) => b.append_value(parse_float(t)? as f32),
+            ColumnBuilder::Float64(b) => b.append_value(parse_float(t)?),
+            ColumnBuilder::Decimal(b, p, s) => match parse_decimal(t, *p, *s)? {
+                Some(v) => b.append_value(v),
+                // Flink turns values that do not fit the precision into NULL.
+                None => b.append_null(),
+            },
+            ColumnBuilder::Date(b) => b.append_value(parse_date(t)? as i32),
+            ColumnBuilder::Time(b) => b.append_value((parse_time(t)? / 1_000_000) as i32),
+            ColumnBuilder::TimestampMs(b, tz) => {
+                b.append_value(parse_timestamp(t, style, tz.is_some())? / 1_000_000)
+            }
+            ColumnBuilder::TimestampUs(b, tz) => {
+                b.append_value(parse_timestamp(t, style, tz.is_some())? / 1_000)
+            }
+            ColumnBuilder::TimestampNs(b, tz) => {
+                b.append_value(parse_timestamp(t, style, tz.is_some())?)
+            }
+        }
+        Ok(())
+    }
+
+    /// The finished column.
+    pub fn finish(&mut self) -> Result<ArrayRef, String> {
+        Ok(match self {
+            ColumnBuilder::Utf8(b) => Arc::new(b.finish()),
+            ColumnBuilder::Boolean(b) => Arc::new(b.finish()),
+            ColumnBuilder::Int8(b) => Arc::new(b.finish()),
+            ColumnBuilder::Int16(b) => Arc::new(b.finish()),
+            ColumnBuilder::Int32(b) => Arc::new(b.finish()),
+            ColumnBuilder::Int64(b) => Arc::new(b.finish()),
+            ColumnBuilder::Float32(b) => Arc::new(b.finish()),
+            ColumnBuilder::Float64(b) => Arc::new(b.finish()),
+            ColumnBuilder::Decimal(b, p, s) => Arc::new(
+                b.finish()
+                    .with_precision_and_scale(*p, *s)
+                    .map_err(|e| e.to_string())?,
+            ),
+            ColumnBuilder::Date(b) => Arc::new(b.finish()),
+            ColumnBuilder::Time(b) => Arc::new(b.finish()),
+            ColumnBuilder::TimestampMs(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
+            ColumnBuilder::TimestampUs(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
+            ColumnBuilder::TimestampNs(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
+        })
+    }
+}
+
+fn parse_int<T: std::str::FromStr>(t: &str) -> Result<T, String> {
+    // Java's parseInt accepts a leading '+'.
+    let t = t.strip_prefix('+').unwrap_or(t);
+    t.parse().map_err(|_| format!("For input string: \"{t}\""))
+}
+
+fn parse_float(t: &str) -> Result<f64, String> {
+    let lower = t.to_ascii_lowercase();
+    let body = lower.trim_end_matches(['d', 'f']);
+    match body {
+        "nan" => Ok(f64::NAN),
+        "infinity" | "+infinity" => Ok(f64::INFINITY),
+        "-infinity" => Ok(f64::NEG_INFINITY),
+        _ => body
+            .parse()
+            .map_err(|_| format!("For input string: \"{t}\"")),
+    }
+}
+
+/// A decimal literal rounded half-up to `scale`; `None` when it does not fit `precision`.
+pub fn parse_decimal(t: &str, precision: u8, scale: i8) -> Result<Option<i128>, String> {
+    let err = || format!("Character array is not a valid decimal number: \"{t}\"");
+    let (mantissa, exponent) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], t[i + 1..].parse::<i32>().map_err(|_| err())?),
+        None => (t, 0),
+    };
+    let (negative, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, mantissa.strip_prefix('+').unwrap_or(mantissa)),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.chars().chain(frac.chars()).all(|c| c.is_ascii_digit())
+    {
+        return Err(err());
+    }
+    let digits: String = format!("{int}{frac}");
+    // value = digits × 10^(exponent - frac.len()); rescale to `scale`.
+    let shift = i64::from(scale) + i64::from(exponent) - frac.len() as i64;
+    let digits = digits.trim_start_matches('0');
+    let drop = if shift < 0 { (-shift) as usize } else { 0 };
+    // Digits below the scale are dropped; the first of them rounds half-up. When more digits
+    // are dropped than exist, the first dropped digit is a leading zero.
+    let (kept, first_dropped) = if drop == 0 {
+        (digits, None)
+    } else if drop <= digits.len() {
+        let (k, d) = digits.split_at(digits.len() - drop);
+        (k, d.chars().next())
+    } else {
+        ("", None)
+    };
+    let mut value: i128 = 0;
+    for c in kept.chars() {
+        value = match value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(i128::from(c as u8 - b'0')))
+        {
+            Some(v) => v,
+            None => return Ok(None),
+        };
+    }
+    for _ in 0..shift.max(0) {
+        value = match value.checked_mul(10) {
+            Some(v) => v,
+            None => return Ok(None),
+        };
+    }
+    if first_dropped.is_some_and(|c| c >= '5') {
+        value += 1;
+    }
+    if value >= 10_i128.pow(u32::from(precision)) {
+        return Ok(None);
+    }
+    Ok(Some(if negative { -value } else { value }))
+}
+
+/// Days since epoch of `yyyy-[m]m-[d]d`.
+fn parse_date(t: &str) -> Result<i64, String> {
+    let err = || format!("Invalid date: \"{t}\"");
+    let mut parts = t.splitn(3, '-');
+    let y: i64 = parts.next().ok_or_else(err)?.parse().map_err(|_| err())?;
+    let m: u32 = parts.next().ok_or_else(err)?.parse().map_err(|_| err())?;
+    let d: u32 = parts.next().ok_or_else(err)?.parse().map_err(|_| err())?;
+    if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
+        return Err(err());
+    }
+    Ok(days_from_civil(y, m, d))
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Nanoseconds of day of `HH:mm:ss[.fffffffff]`.
+fn parse_time(t: &str) -> Result<i64, String> {
+    let err = || format!("Invalid time: \"{t}\"");
+    let (hms, frac) = t.split_once('.').unwrap_or((t, ""));
+    let mut parts = hms.splitn(3, ':');
+    let mut field = |max: i64| -> Result<i64, String> {
+        let p = parts.next().ok_or_else(err)?;
+        if p.len() != 2 {
+            return Err(err());
+        }
+        let v: i64 = p.parse().map_err(|_| err())?;
+        if v > max {
+            return Err(err());
+        }
+        Ok(v)
+    };
+    let (h, m, s) = (field(23)?, field(59)?, field(59)?);
+    if frac.len() > 9 || !frac.chars().all(|c| c.is_ascii_digit()) || t.ends_with('.') {
+        return Err(err());
+    }
+    let mut nanos: i64 = 0;
+    for (i, c) in frac.chars().enumerate() {
+        nanos += i64::from(c as u8 - b'0') * 10_i64.pow(8 - i as u32);
+    }
+    Ok(((h * 60 + m) * 60 + s) * 1_000_000_000 + nanos)
+}
+
+/// Epoch nanoseconds of a timestamp in the given style; `ltz` expects a trailing `Z`.
+fn parse_timestamp(t: &str, style: TimestampStyle, ltz: bool) -> Result<i64, String> {
+    let err = || format!("Invalid timestamp: \"{t}\"");
+    let body = if ltz {
+        t.strip_suffix('Z').ok_or_else(err)?
+    } else {
+        t
+    };
+    let sep = match style {
+        TimestampStyle::Sql => ' ',
+        TimestampStyle::Iso => 'T',
+    };
+    let (date, time) = body.split_once(sep).ok_or_else(err)?;
+    if date.len() != 10 {
+        return Err(err());
+    }
+    let days = parse_date(date).map_err(|_| err())?;
+    let nanos = parse_time(time).map_err(|_| err())?;
+    days.checked_mul(86_400_000_000_000)
+        .and_then(|d| d.checked_add(nanos))
+        .ok_or_else(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_round_half_up_and_overflow_to_null() {
+        assert_eq!(parse_decimal("4.00", 10, 2), Ok(Some(400)));
+        assert_eq!(parse_decimal("4", 10, 2), Ok(Some(400)));
+        assert_eq!(parse_decimal("1.005", 10, 2), Ok(Some(101)));
+        assert_eq!(parse_decimal("-1.004", 10, 2), Ok(Some(-100)));
+        assert_eq!(parse_decimal("1e2", 10, 0), Ok(Some(100)));
+        assert_eq!(parse_decimal("123456", 5, 2), Ok(None));
+        assert_eq!(parse_decimal("0.004", 10, 2), Ok(Some(0)));
+        assert_eq!(parse_decimal("0.005", 10, 2), Ok(Some(1)));
+        assert!(parse_decimal("x", 10, 2).is_err());
+    }
+
+    #[test]
+    fn timestamps_parse_in_sql_and_iso_style() {
+        let ms = |s, style| parse_timestamp(s, style, false).map(|n| n / 1_000_000);
+        assert_eq!(
+            ms("2020-04-15 08:05:00", TimestampStyle::Sql),
+            Ok(1_586_937_900_000)
+        );
+        assert_eq!(
+            ms("2020-04-15 08:05:00.5", TimestampStyle::Sql),
+            Ok(1_586_937_900_500)
+        );
+        assert_eq!(
+            ms("2020-04-15T08:05:00", TimestampStyle::Iso),
+            Ok(1_586_937_900_000)
+        );
+        assert!(ms("2020-04-15T08:05:00", TimestampStyle::Sql).is_err());
+        assert!(ms("2020-04-15 08:05", TimestampStyle::Sql).is_err());
+        assert!(ms("2020-02-30 08:05:00", TimestampStyle::Sql).is_err());
+    }
+}

@@ -1,0 +1,184 @@
+//! Human-readable renderings of a [`JobGraph`]: an indented text listing and Graphviz DOT.
+
+use std::fmt::Write;
+
+use crate::graph::{JobGraph, Operator, OperatorKind, Partitioning};
+
+/// A one-line description of an operator (`Calc(filter=[...], select=[...])`).
+pub fn describe(op: &Operator) -> String {
+    match &op.kind {
+        OperatorKind::Source { connector } => {
+            format!(
+                "Source(table=[{}], connector=[{}])",
+                connector.table, connector.connector
+            )
+        }
+        OperatorKind::Values { rows } => format!("Values(rows=[{}])", rows.len()),
+        OperatorKind::Calc { filter, projection } => {
+            let select: Vec<String> = projection
+                .iter()
+                .map(|p| {
+                    if p.sql == p.name {
+                        p.name.clone()
+                    } else {
+                        format!("{} AS {}", p.sql, p.name)
+                    }
+                })
+                .collect();
+            match filter {
+                Some(f) => format!("Calc(select=[{}], where=[{f}])", select.join(", ")),
+                None => format!("Calc(select=[{}])", select.join(", ")),
+            }
+        }
+        OperatorKind::WatermarkAssigner {
+            rowtime,
+            expr,
+            interval_ms,
+        } => format!(
+            "WatermarkAssigner(rowtime=[{}], watermark=[{expr}], interval=[{interval_ms} ms])",
+            column(op, *rowtime)
+        ),
+        OperatorKind::WindowAssign {
+            window,
+            time_column,
+        } => {
+            format!("WindowAssign(window=[{window:?}], time_col=[{time_column}])")
+        }
+        OperatorKind::WindowAggregate {
+            keys,
+            window_end,
+            aggregates,
+        } => format!(
+            "WindowAggregate(groupBy=[{}], window_end=[{}], select=[{}])",
+            columns(op, keys),
+            column(op, *window_end),
+            aggregates
+                .iter()
+                .map(|a| a.name.clone())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        OperatorKind::GroupAggregate { keys, aggregates } => format!(
+            "GroupAggregate(groupBy=[{}], select=[{}])",
+            columns(op, keys),
+            aggregates
+                .iter()
+                .map(|a| a.name.clone())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        OperatorKind::Union => "Union".to_string(),
+        OperatorKind::Sink { connector } => {
+            if connector.table.is_empty() {
+                format!("Sink(connector=[{}])", connector.connector)
+            } else {
+                format!(
+                    "Sink(table=[{}], connector=[{}])",
+                    connector.table, connector.connector
+                )
+            }
+        }
+    }
+}
+
+/// Output column names at `indices` (the operator's own output names, which for the aggregates
+/// start with the keys).
+fn columns(op: &Operator, indices: &[usize]) -> String {
+    indices
+        .iter()
+        .map(|i| column(op, *i))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn column(op: &Operator, i: usize) -> String {
+    op.schema
+        .get(i)
+        .map(|f| f.name.clone())
+        .unwrap_or_else(|| format!("${i}"))
+}
+
+fn partitioning(p: &Partitioning) -> String {
+    match p {
+        Partitioning::Forward => "FORWARD".into(),
+        Partitioning::Rebalance => "REBALANCE".into(),
+        Partitioning::Hash(keys) => format!(
+            "HASH[{}]",
+            keys.iter()
+                .map(|k| format!("${k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Partitioning::Broadcast => "BROADCAST".into(),
+        Partitioning::Global => "GLOBAL".into(),
+    }
+}
+
+/// The graph as text: one block per operator with its schema, parallelism, changelog mode and
+/// input edges.
+pub fn to_text(graph: &JobGraph) -> String {
+    let mut out = String::new();
+    for op in &graph.operators {
+        let _ = writeln!(out, "[{}] {}", op.id, describe(op));
+        let _ = writeln!(
+            out,
+            "    parallelism={} changelog={}",
+            op.parallelism,
+            op.changelog.notation()
+        );
+        let schema: Vec<String> = op
+            .schema
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}: {}{}",
+                    f.name,
+                    f.data_type,
+                    if f.rowtime { " *ROWTIME*" } else { "" }
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "    schema=[{}]", schema.join(", "));
+        for e in graph.inputs_of(op.id) {
+            let _ = writeln!(
+                out,
+                "    input {} <- [{}] {} {}",
+                e.input,
+                e.from,
+                partitioning(&e.partitioning),
+                e.changelog.notation()
+            );
+        }
+    }
+    out
+}
+
+/// The graph in Graphviz DOT.
+pub fn to_dot(graph: &JobGraph) -> String {
+    let mut out = String::from("digraph job {\n  rankdir=LR;\n  node [shape=box];\n");
+    for op in &graph.operators {
+        let label = format!("{}\\nparallelism={}", describe(op), op.parallelism);
+        let _ = writeln!(out, "  op{} [label=\"{}\"];", op.id, escape(&label));
+    }
+    for e in &graph.edges {
+        let label = format!(
+            "{} {}",
+            partitioning(&e.partitioning),
+            e.changelog.notation()
+        );
+        let _ = writeln!(
+            out,
+            "  op{} -> op{} [label=\"{}\"];",
+            e.from,
+            e.to,
+            escape(&label)
+        );
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// Escapes double quotes for a DOT string (the `\n` line breaks are kept).
+fn escape(s: &str) -> String {
+    s.replace('"', "\\\"")
+}

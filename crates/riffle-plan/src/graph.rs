@@ -1,0 +1,319 @@
+//! The JobGraph: the serializable seam between planning and running.
+//!
+//! A [`JobGraph`] is plain data: operators (each with a parallelism, an output schema and the
+//! changelog mode of what it emits) and edges (forward, hash on key columns, broadcast). Expressions
+//! are stored as SQL text over the operator's input columns and compiled at run time.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Identifier of an operator inside one [`JobGraph`] (its index in [`JobGraph::operators`]).
+pub type OperatorId = usize;
+
+/// A whole streaming job: every INSERT (or the bare query) of a script, planned together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobGraph {
+    /// Operators in topological order (inputs before consumers).
+    pub operators: Vec<Operator>,
+    /// Data edges between operators.
+    pub edges: Vec<Edge>,
+    /// Effective configuration (`SET` options over the defaults), e.g. `parallelism.default`.
+    pub config: BTreeMap<String, String>,
+}
+
+/// One logical operator; the runtime runs `parallelism` subtasks of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Operator {
+    /// Index of the operator in the graph.
+    pub id: OperatorId,
+    /// What the operator does.
+    pub kind: OperatorKind,
+    /// Number of parallel subtasks.
+    pub parallelism: usize,
+    /// Columns of the rows the operator emits.
+    pub schema: Vec<Field>,
+    /// Kinds of change the operator emits.
+    pub changelog: ChangelogMode,
+}
+
+/// A column of an operator's output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Field {
+    /// Column name (unique within the schema).
+    pub name: String,
+    /// Flink type in its summary form (`DECIMAL(10, 2)`, `STRING NOT NULL`, `TIMESTAMP(3)`).
+    pub data_type: String,
+    /// The Arrow type of the column's arrays (Arrow's own notation, e.g. `Decimal128(10, 2)`).
+    pub arrow_type: String,
+    /// The column may hold NULL.
+    pub nullable: bool,
+    /// The column is the event-time attribute (rowtime) of the rows.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rowtime: bool,
+}
+
+/// A data edge from one operator's output to an input of another.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edge {
+    /// Producing operator.
+    pub from: OperatorId,
+    /// Consuming operator.
+    pub to: OperatorId,
+    /// Which input of the consumer this edge feeds (0 for single-input operators).
+    pub input: usize,
+    /// How rows are distributed over the consumer's subtasks.
+    pub partitioning: Partitioning,
+    /// Kinds of change that flow over the edge.
+    pub changelog: ChangelogMode,
+}
+
+/// How rows move from producer subtasks to consumer subtasks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Partitioning {
+    /// Subtask `i` feeds subtask `i` (same parallelism on both sides).
+    Forward,
+    /// Round-robin over the consumer's subtasks (parallelism changes without keys).
+    Rebalance,
+    /// By hash of the given columns of the producer's output.
+    Hash(Vec<usize>),
+    /// Every row to every consumer subtask.
+    Broadcast,
+    /// Every row to consumer subtask 0 (global operators).
+    Global,
+}
+
+/// Which kinds of change a stream carries (Flink's `ChangelogMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangelogMode {
+    /// Only `+I`.
+    InsertOnly,
+    /// `+I`, `+U`, `-D` keyed by a unique key (no update-before).
+    Upsert,
+    /// `+I`, `-U`, `+U`, `-D`.
+    Retract,
+}
+
+impl ChangelogMode {
+    /// Flink's short notation: `[I]`, `[I,UA,D]`, `[I,UB,UA,D]`.
+    pub fn notation(self) -> &'static str {
+        match self {
+            ChangelogMode::InsertOnly => "[I]",
+            ChangelogMode::Upsert => "[I,UA,D]",
+            ChangelogMode::Retract => "[I,UB,UA,D]",
+        }
+    }
+
+    /// The mode of a stream combining `self` and `other` (e.g. a union).
+    pub fn merge(self, other: ChangelogMode) -> ChangelogMode {
+        match (self, other) {
+            (ChangelogMode::InsertOnly, m) | (m, ChangelogMode::InsertOnly) => m,
+            (ChangelogMode::Upsert, ChangelogMode::Upsert) => ChangelogMode::Upsert,
+            _ => ChangelogMode::Retract,
+        }
+    }
+}
+
+/// A named SQL expression over the operator's input columns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamedExpr {
+    /// Output column name.
+    pub name: String,
+    /// SQL text of the expression (column names refer to the input schema).
+    pub sql: String,
+}
+
+/// A connector instance: its identifier and `WITH` options.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnectorSpec {
+    /// Name of the table it was declared for.
+    pub table: String,
+    /// `connector` option (`filesystem`, `datagen`, `print`, `blackhole`, ...).
+    pub connector: String,
+    /// All `WITH` options, keys as written.
+    pub options: BTreeMap<String, String>,
+}
+
+/// What an operator does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OperatorKind {
+    /// Reads a table's physical columns from a connector.
+    Source {
+        /// The connector to read.
+        connector: ConnectorSpec,
+    },
+    /// Emits constant rows (`VALUES`), each value an SQL literal expression.
+    Values {
+        /// Rows of SQL expressions, one per output column.
+        rows: Vec<Vec<String>>,
+    },
+    /// Filters, then projects (stateless).
+    Calc {
+        /// Rows for which this predicate is not true are dropped.
+        filter: Option<String>,
+        /// Output columns.
+        projection: Vec<NamedExpr>,
+    },
+    /// Assigns watermarks from a rowtime column (Flink's `WatermarkAssigner`).
+    WatermarkAssigner {
+        /// Index of the rowtime column.
+        rowtime: usize,
+        /// SQL text of the watermark strategy expression.
+        expr: String,
+        /// Minimum event-time advance between two emitted watermarks, in milliseconds
+        /// (`pipeline.auto-watermark-interval`).
+        interval_ms: i64,
+    },
+    /// Appends `window_start`, `window_end`, `window_time` to every row, once per window the
+    /// row belongs to (window table-valued functions TUMBLE, HOP, CUMULATE).
+    WindowAssign {
+        /// The window function.
+        window: WindowSpec,
+        /// Index of the time attribute column the windows are computed from.
+        time_column: usize,
+    },
+    /// Aggregates per key and window; emits each window's rows once the watermark passes its end
+    /// and drops rows whose window has already fired.
+    WindowAggregate {
+        /// Group key columns (they include the window's start and end columns).
+        keys: Vec<usize>,
+        /// Index of the `window_end` column among the input columns.
+        window_end: usize,
+        /// Aggregate calls.
+        aggregates: Vec<AggregateCall>,
+    },
+    /// Unbounded (updating) aggregation per key: emits `+I`, then `-U`/`+U` per change.
+    GroupAggregate {
+        /// Group key columns.
+        keys: Vec<usize>,
+        /// Aggregate calls.
+        aggregates: Vec<AggregateCall>,
+    },
+    /// Merges its inputs (UNION ALL); the watermark is the minimum over the inputs.
+    Union,
+    /// Writes to a connector (or, for a bare query, prints to stdout).
+    Sink {
+        /// The connector to write.
+        connector: ConnectorSpec,
+    },
+}
+
+/// A window table-valued function with its parameters in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowSpec {
+    /// `TUMBLE(data, DESCRIPTOR(ts), size [, offset])`
+    Tumble {
+        /// Window size.
+        size: i64,
+        /// Window offset.
+        offset: i64,
+    },
+    /// `HOP(data, DESCRIPTOR(ts), slide, size [, offset])`
+    Hop {
+        /// Distance between window starts.
+        slide: i64,
+        /// Window size.
+        size: i64,
+        /// Window offset.
+        offset: i64,
+    },
+    /// `CUMULATE(data, DESCRIPTOR(ts), step, size [, offset])`
+    Cumulate {
+        /// Growth step of the window end.
+        step: i64,
+        /// Maximum window size.
+        size: i64,
+        /// Window offset.
+        offset: i64,
+    },
+}
+
+/// The aggregate functions the runtime implements, with Flink's semantics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AggregateFunction {
+    /// `COUNT(*)` / `COUNT(1)`: counts rows.
+    CountStar,
+    /// `COUNT(x)`: counts non-null values.
+    Count,
+    /// `SUM(x)`
+    Sum,
+    /// `MIN(x)`
+    Min,
+    /// `MAX(x)`
+    Max,
+    /// `AVG(x)` (integer average for integer inputs, as Flink).
+    Avg,
+}
+
+/// One aggregate call of an aggregation operator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AggregateCall {
+    /// The function.
+    pub function: AggregateFunction,
+    /// Input column of the argument (`None` for `COUNT(*)`).
+    pub arg: Option<usize>,
+    /// `DISTINCT` was given.
+    pub distinct: bool,
+    /// Input column of the `FILTER (WHERE ...)` predicate, if any.
+    pub filter: Option<usize>,
+    /// Output column name.
+    pub name: String,
+    /// Flink result type (summary form).
+    pub data_type: String,
+}
+
+impl JobGraph {
+    /// The input edges of `op`, ordered by input index.
+    pub fn inputs_of(&self, op: OperatorId) -> Vec<&Edge> {
+        let mut edges: Vec<&Edge> = self.edges.iter().filter(|e| e.to == op).collect();
+        edges.sort_by_key(|e| e.input);
+        edges
+    }
+
+    /// The output edges of `op`.
+    pub fn outputs_of(&self, op: OperatorId) -> Vec<&Edge> {
+        self.edges.iter().filter(|e| e.from == op).collect()
+    }
+}
+
+impl Field {
+    /// A field of the given Arrow type; the Flink type is derived from it.
+    pub fn from_arrow(
+        name: impl Into<String>,
+        data_type: &arrow::datatypes::DataType,
+        nullable: bool,
+    ) -> Self {
+        Field {
+            name: name.into(),
+            data_type: crate::types::flink_type(data_type, nullable),
+            arrow_type: data_type.to_string(),
+            nullable,
+            rowtime: false,
+        }
+    }
+
+    /// The Arrow type of the column.
+    pub fn arrow(&self) -> Result<arrow::datatypes::DataType, arrow::error::ArrowError> {
+        self.arrow_type.parse()
+    }
+}
+
+/// The Arrow schema of a list of JobGraph fields.
+pub fn arrow_schema(
+    fields: &[Field],
+) -> Result<arrow::datatypes::Schema, arrow::error::ArrowError> {
+    let mut out = Vec::with_capacity(fields.len());
+    for f in fields {
+        out.push(arrow::datatypes::Field::new(
+            f.name.clone(),
+            f.arrow()?,
+            f.nullable,
+        ));
+    }
+    Ok(arrow::datatypes::Schema::new(out))
+}

@@ -1,0 +1,37 @@
+//! Riffle's streaming planner.
+//!
+//! [`plan_script`] turns a parsed Flink SQL script into a [`JobGraph`]: plain, serializable data
+//! (operators with parallelism, edges forward / hash / broadcast, changelog mode per edge, SQL
+//! expressions as text) that `riffle explain` prints and `riffle-runtime` runs. Expressions are
+//! typed and coerced with DataFusion in a [`FlinkSession`], the same session configuration the
+//! runtime compiles them with.
+
+pub mod explain;
+mod functions;
+pub mod graph;
+mod planner;
+pub mod session;
+pub mod types;
+pub mod window;
+
+pub use graph::{
+    arrow_schema, AggregateCall, AggregateFunction, ChangelogMode, ConnectorSpec, Edge, Field,
+    JobGraph, NamedExpr, Operator, OperatorId, OperatorKind, Partitioning, WindowSpec,
+};
+pub use planner::{plan_script, COLLECT_CONNECTOR, PLAN_ERROR, UNSUPPORTED};
+pub use session::FlinkSession;
+
+/// Parses and plans a Flink SQL script. Parse errors and planning errors (including unsupported
+/// features) come back as diagnostics located in `sql`.
+pub fn plan_sql(sql: &str) -> Result<JobGraph, Vec<riffle_sql::Diagnostic>> {
+    let parsed = riffle_sql::parse_script(sql);
+    let errors: Vec<riffle_sql::Diagnostic> = parsed
+        .diagnostics
+        .into_iter()
+        .filter(|d| d.severity == riffle_sql::Severity::Error)
+        .collect();
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    plan_script(&parsed.script)
+}

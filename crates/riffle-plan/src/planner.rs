@@ -1,0 +1,1681 @@
+//! Flink SQL script → [`JobGraph`].
+//!
+//! Queries are planned with DataFusion's SQL planner (name resolution, subqueries, views, type
+//! coercion) over Riffle's table definitions; window TVFs are planned by a relation planner into
+//! [`WindowTvfNode`]s. The resulting logical plan is then translated node by node into JobGraph
+//! operators; every node or expression the runtime cannot run with Flink's semantics is rejected
+//! here, before anything starts, with an `unsupported-feature` diagnostic.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+
+use arrow::datatypes::{
+    DataType as ArrowType, Field as ArrowField, Schema as ArrowSchema, SchemaRef, TimeUnit,
+};
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{
+    Column, DFSchema, DataFusionError, Result as DfResult, ScalarValue, TableReference,
+};
+use datafusion::config::ConfigOptions;
+use datafusion::logical_expr::expr::AggregateFunction as DfAggregate;
+use datafusion::logical_expr::planner::{
+    ContextProvider, PlannedRelation, RelationPlanner, RelationPlannerContext, RelationPlanning,
+};
+use datafusion::logical_expr::{
+    AggregateUDF, Expr, ExprSchemable, Extension, LogicalPlan, LogicalPlanBuilder,
+    LogicalTableSource, ScalarUDF, TableSource, WindowUDF,
+};
+use datafusion::optimizer::Analyzer;
+use datafusion::sql::planner::{ParserOptions, SqlToRel};
+use datafusion::sql::sqlparser::ast as sql;
+use riffle_sql::ast::{self, ColumnKind, Script, Statement, StatementKind};
+use riffle_sql::{Diagnostic, Span};
+
+use crate::graph::{
+    AggregateCall, AggregateFunction, ChangelogMode, ConnectorSpec, Edge, Field, JobGraph,
+    NamedExpr, Operator, OperatorId, OperatorKind, Partitioning, WindowSpec,
+};
+use crate::session::{quote_ident, FlinkSession};
+use crate::types::{arrow_type, flink_type};
+use crate::window::{WindowTvfNode, WINDOW_COLUMNS};
+
+/// Diagnostic code of a feature the engine does not run (yet).
+pub const UNSUPPORTED: &str = "unsupported-feature";
+/// Diagnostic code of a planning error (unknown column, type mismatch, ...).
+pub const PLAN_ERROR: &str = "plan-error";
+/// Connector name of the sink a bare `SELECT` writes to (stdout, Flink's row format).
+pub const COLLECT_CONNECTOR: &str = "collect";
+/// Default of `pipeline.auto-watermark-interval` in milliseconds.
+const DEFAULT_WATERMARK_INTERVAL_MS: i64 = 200;
+
+/// Plans every `INSERT`, statement set and bare query of `script` into one job.
+///
+/// `SET` statements apply to the job's configuration. Errors (including unsupported features)
+/// come back as diagnostics located in the script.
+pub fn plan_script(script: &Script) -> Result<JobGraph, Vec<Diagnostic>> {
+    let mut planner = Planner::default();
+    for statement in &script.statements {
+        if let Err(d) = planner.statement(statement) {
+            return Err(vec![*d]);
+        }
+    }
+    planner.finish()
+}
+
+type PlanResult<T> = Result<T, Box<Diagnostic>>;
+
+fn unsupported(what: impl fmt::Display, span: Span) -> Box<Diagnostic> {
+    Box::new(Diagnostic::error(
+        UNSUPPORTED,
+        format!("unsupported feature: {what}"),
+        span,
+    ))
+}
+
+fn plan_error(message: impl fmt::Display, span: Span) -> Box<Diagnostic> {
+    Box::new(Diagnostic::error(PLAN_ERROR, message.to_string(), span))
+}
+
+/// Maps a DataFusion error to a diagnostic; `not implemented` errors become unsupported features.
+fn df_error(e: DataFusionError, span: Span) -> Box<Diagnostic> {
+    let e = e.find_root();
+    match e {
+        DataFusionError::NotImplemented(m) => {
+            let m = m.strip_prefix("unsupported feature: ").unwrap_or(m);
+            unsupported(m, span)
+        }
+        DataFusionError::Plan(m) => plan_error(m, span),
+        DataFusionError::SchemaError(inner, _) => plan_error(inner, span),
+        other => plan_error(other, span),
+    }
+}
+
+/// A column of a table as the queries see it.
+#[derive(Debug, Clone)]
+struct TableColumn {
+    name: String,
+    flink: String,
+    arrow: ArrowType,
+    nullable: bool,
+    /// `name AS expr` columns.
+    computed: Option<ast::Expr>,
+    rowtime: bool,
+}
+
+/// A `CREATE TABLE` as the planner needs it.
+#[derive(Debug)]
+struct TableInfo {
+    name: String,
+    columns: Vec<TableColumn>,
+    /// Strategy of the `WATERMARK` and the index of its rowtime column.
+    watermark: Option<(usize, ast::Expr)>,
+    connector: ConnectorSpec,
+    span: Span,
+}
+
+impl TableInfo {
+    fn schema(&self) -> SchemaRef {
+        Arc::new(ArrowSchema::new(
+            self.columns
+                .iter()
+                .map(|c| ArrowField::new(c.name.clone(), c.arrow.clone(), c.nullable))
+                .collect::<Vec<_>>(),
+        ))
+    }
+
+    fn physical(&self) -> impl Iterator<Item = &TableColumn> {
+        self.columns.iter().filter(|c| c.computed.is_none())
+    }
+}
+
+/// Tables and views visible to a query.
+#[derive(Default, Clone)]
+struct Catalog {
+    tables: HashMap<String, Arc<TableInfo>>,
+    views: HashMap<String, LogicalPlan>,
+}
+
+/// The sink side of one INSERT or bare query, with the planned query.
+struct PendingSink {
+    plan: LogicalPlan,
+    connector: ConnectorSpec,
+    /// Target columns (Flink types) the query's columns are cast to.
+    target: Option<Vec<TableColumn>>,
+    span: Span,
+}
+
+#[derive(Default)]
+struct Planner {
+    session: FlinkSession,
+    catalog: Arc<Catalog>,
+    config: BTreeMap<String, String>,
+    sinks: Vec<PendingSink>,
+}
+
+impl Planner {
+    fn statement(&mut self, statement: &Statement) -> PlanResult<()> {
+        let span = statement.span;
+        match &statement.kind {
+            StatementKind::Set(Some(option)) => {
+                self.config.insert(option.key.clone(), option.value.clone());
+            }
+            StatementKind::Set(None) => {}
+            StatementKind::Reset(Some(key)) => {
+                self.config.remove(&key.key);
+            }
+            StatementKind::Reset(None) => self.config.clear(),
+            StatementKind::CreateTable(create) => self.create_table(create, span)?,
+            StatementKind::CreateView(view) => {
+                let name = view.name.to_string();
+                let plan = self.plan_query(&view.query, span)?;
+                let plan = if view.columns.is_empty() {
+                    plan
+                } else {
+                    rename_columns(
+                        plan,
+                        &view
+                            .columns
+                            .iter()
+                            .map(|c| c.value.clone())
+                            .collect::<Vec<_>>(),
+                    )
+                    .map_err(|e| df_error(e, span))?
+                };
+                self.catalog_mut().views.insert(name, plan);
+            }
+            StatementKind::Drop(drop) => {
+                let name = drop.name.to_string();
+                match drop.object {
+                    ast::DropObject::Table => {
+                        self.catalog_mut().tables.remove(&name);
+                    }
+                    ast::DropObject::View => {
+                        self.catalog_mut().views.remove(&name);
+                    }
+                    _ => {
+                        return Err(unsupported(
+                            "DROP of catalogs, databases or functions",
+                            span,
+                        ))
+                    }
+                }
+            }
+            StatementKind::Insert(insert) => self.insert(insert)?,
+            StatementKind::StatementSet(set) => {
+                for insert in &set.inserts {
+                    self.insert(insert)?;
+                }
+            }
+            StatementKind::Query(query) => {
+                let plan = self.plan_query(query, span)?;
+                let connector = ConnectorSpec {
+                    table: String::new(),
+                    connector: COLLECT_CONNECTOR.to_string(),
+                    options: BTreeMap::new(),
+                };
+                self.sinks.push(PendingSink {
+                    plan,
+                    connector,
+                    target: None,
+                    span,
+                });
+            }
+            StatementKind::CreateFunction(_) => {
+                return Err(unsupported(
+                    "CREATE FUNCTION (user-defined functions)",
+                    span,
+                ))
+            }
+            StatementKind::CreateCatalog(_) => return Err(unsupported("CREATE CATALOG", span)),
+            StatementKind::CreateDatabase(_) => return Err(unsupported("CREATE DATABASE", span)),
+            StatementKind::Use(_) => return Err(unsupported("USE", span)),
+            StatementKind::Alter(u) | StatementKind::Client(u) => {
+                return Err(unsupported(&u.keywords, span));
+            }
+            StatementKind::Explain(_) => {
+                return Err(unsupported(
+                    "EXPLAIN statements (use `riffle explain`)",
+                    span,
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    fn catalog_mut(&mut self) -> &mut Catalog {
+        Arc::make_mut(&mut self.catalog)
+    }
+
+    fn create_table(&mut self, create: &ast::CreateTable, span: Span) -> PlanResult<()> {
+        if create.like.is_some() {
+            return Err(unsupported("CREATE TABLE ... LIKE", span));
+        }
+        let name = create.name.to_string();
+        let mut columns = Vec::new();
+        for column in &create.columns {
+            match &column.kind {
+                ColumnKind::Physical { data_type, .. } => {
+                    let arrow = arrow_type(data_type)
+                        .map_err(|t| unsupported(format!("type {t}"), column.span))?;
+                    columns.push(TableColumn {
+                        name: column.name.value.clone(),
+                        flink: data_type.to_string(),
+                        arrow,
+                        nullable: data_type.nullable,
+                        computed: None,
+                        rowtime: false,
+                    });
+                }
+                ColumnKind::Computed { expr } => columns.push(TableColumn {
+                    name: column.name.value.clone(),
+                    flink: String::new(),
+                    arrow: ArrowType::Null,
+                    nullable: true,
+                    computed: Some(expr.clone()),
+                    rowtime: false,
+                }),
+                ColumnKind::Metadata { .. } => {
+                    return Err(unsupported("METADATA columns", column.span))
+                }
+                ColumnKind::Header { .. } => {
+                    return Err(unsupported("header columns", column.span))
+                }
+            }
+        }
+        // Computed columns are typed over the physical columns.
+        let physical = Arc::new(ArrowSchema::new(
+            columns
+                .iter()
+                .filter(|c| c.computed.is_none())
+                .map(|c| ArrowField::new(c.name.clone(), c.arrow.clone(), c.nullable))
+                .collect::<Vec<_>>(),
+        ));
+        let physical_df =
+            DFSchema::try_from(physical.as_ref().clone()).map_err(|e| df_error(e, span))?;
+        for (column, def) in columns.iter_mut().zip(&create.columns) {
+            if let Some(expr) = &column.computed {
+                let logical = self
+                    .session
+                    .logical_from_ast(expr, &physical_df)
+                    .map_err(|e| df_error(e, def.span))?;
+                let (t, nullable) =
+                    type_of(&logical, &physical_df).map_err(|e| df_error(e, def.span))?;
+                column.flink = flink_type(&t, nullable);
+                column.arrow = t;
+                column.nullable = nullable;
+            }
+        }
+        let mut watermark = None;
+        if let Some(wm) = &create.watermark {
+            let [rowtime] = wm.column.as_slice() else {
+                return Err(unsupported("WATERMARK on a nested field", wm.span));
+            };
+            let Some(idx) = columns.iter().position(|c| c.name == rowtime.value) else {
+                return Err(plan_error(
+                    format!(
+                        "The rowtime attribute field '{}' is not defined in the table schema",
+                        rowtime.value
+                    ),
+                    wm.span,
+                ));
+            };
+            let col = &mut columns[idx];
+            match &col.arrow {
+                ArrowType::Timestamp(TimeUnit::Millisecond, tz) => {
+                    col.flink = if tz.is_some() { "TIMESTAMP_LTZ(3)".into() } else { "TIMESTAMP(3)".into() };
+                    if !col.nullable {
+                        col.flink.push_str(" NOT NULL");
+                    }
+                }
+                other => {
+                    return Err(plan_error(
+                        format!("Invalid data type of time field for watermark definition. The field must be of type TIMESTAMP(p) or TIMESTAMP_LTZ(p), the supported precision 'p' is from 0 to 3, but the time field type is {}", flink_type(other, true)),
+                        wm.span,
+                    ))
+                }
+            }
+            col.rowtime = true;
+            watermark = Some((idx, wm.expr.clone()));
+        }
+        let options: BTreeMap<String, String> = create
+            .options
+            .iter()
+            .map(|o| (o.key.clone(), o.value.clone()))
+            .collect();
+        let Some(connector) = options.get("connector").cloned() else {
+            return Err(unsupported(
+                "tables without a 'connector' option",
+                create.name_span,
+            ));
+        };
+        let info = TableInfo {
+            name: name.clone(),
+            columns,
+            watermark,
+            connector: ConnectorSpec {
+                table: name.clone(),
+                connector,
+                options,
+            },
+            span,
+        };
+        // Validate the watermark expression now, not at run time.
+        if let Some((_, expr)) = &info.watermark {
+            let full = DFSchema::try_from(info.schema().as_ref().clone())
+                .map_err(|e| df_error(e, span))?;
+            self.session
+                .logical_from_ast(expr, &full)
+                .map_err(|e| df_error(e, span))?;
+        }
+        self.catalog_mut().tables.insert(name, Arc::new(info));
+        Ok(())
+    }
+
+    fn insert(&mut self, insert: &ast::Insert) -> PlanResult<()> {
+        let name = insert.table.to_string();
+        let Some(table) = self.catalog.tables.get(&name).cloned() else {
+            return Err(plan_error(
+                format!("Object '{name}' not found"),
+                insert.table_span,
+            ));
+        };
+        if insert.overwrite {
+            return Err(unsupported("INSERT OVERWRITE", insert.span));
+        }
+        if !insert.partition.is_empty() {
+            return Err(unsupported("INSERT with a static PARTITION", insert.span));
+        }
+        let target: Vec<TableColumn> = table.physical().cloned().collect();
+        if !insert.columns.is_empty() {
+            let listed: Vec<&str> = insert.columns.iter().map(|c| c.value.as_str()).collect();
+            let all: Vec<&str> = target.iter().map(|c| c.name.as_str()).collect();
+            if listed != all {
+                return Err(unsupported(
+                    "INSERT with a partial or reordered column list",
+                    insert.span,
+                ));
+            }
+        }
+        let plan = self.plan_query(&insert.query, insert.span)?;
+        let produced = plan.schema().fields().len();
+        if produced != target.len() {
+            return Err(plan_error(
+                format!(
+                    "Column types of query result and sink for '{}' do not match. Query has {} columns, sink has {}.",
+                    table.name,
+                    produced,
+                    target.len()
+                ),
+                insert.span,
+            ));
+        }
+        self.sinks.push(PendingSink {
+            plan,
+            connector: table.connector.clone(),
+            target: Some(target),
+            span: insert.span,
+        });
+        Ok(())
+    }
+
+    /// Plans a query with DataFusion and runs its analyzer (type coercion).
+    fn plan_query(&self, query: &ast::Query, span: Span) -> PlanResult<LogicalPlan> {
+        let relation_planner: Arc<dyn RelationPlanner> = Arc::new(FlinkRelations {
+            catalog: self.catalog.clone(),
+        });
+        let provider = Provider {
+            session: &self.session,
+            catalog: &self.catalog,
+            relation_planners: vec![relation_planner],
+        };
+        let options = ParserOptions {
+            parse_float_as_decimal: true,
+            enable_ident_normalization: false,
+            ..ParserOptions::default()
+        };
+        let statement = sql::Statement::Query(Box::new(query.clone()));
+        let plan = SqlToRel::new_with_options(&provider, options)
+            .sql_statement_to_plan(statement)
+            .map_err(|e| df_error(e, span))?;
+        Analyzer::new()
+            .execute_and_check(plan, self.session.state().config_options(), |_, _| {})
+            .map_err(|e| df_error(e, span))
+    }
+
+    fn finish(self) -> Result<JobGraph, Vec<Diagnostic>> {
+        if self.sinks.is_empty() {
+            return Err(vec![Diagnostic::error(
+                PLAN_ERROR,
+                "the script has no INSERT or query to run",
+                Span::default(),
+            )]);
+        }
+        let parallelism = match self.config.get("parallelism.default") {
+            None => 1,
+            Some(v) => match v.trim().parse::<usize>() {
+                Ok(p) if p > 0 => p,
+                _ => {
+                    return Err(vec![Diagnostic::error(
+                        PLAN_ERROR,
+                        format!("invalid value for 'parallelism.default': '{v}'"),
+                        Span::default(),
+                    )])
+                }
+            },
+        };
+        let interval_ms = match self.config.get("pipeline.auto-watermark-interval") {
+            None => DEFAULT_WATERMARK_INTERVAL_MS,
+            Some(v) => parse_duration_ms(v).ok_or_else(|| {
+                vec![Diagnostic::error(
+                    PLAN_ERROR,
+                    format!("invalid value for 'pipeline.auto-watermark-interval': '{v}'"),
+                    Span::default(),
+                )]
+            })?,
+        };
+        let mut builder = GraphBuilder {
+            session: &self.session,
+            catalog: &self.catalog,
+            parallelism,
+            interval_ms,
+            operators: Vec::new(),
+            edges: Vec::new(),
+            span: Span::default(),
+        };
+        for sink in &self.sinks {
+            builder.span = sink.span;
+            builder.sink(sink).map_err(|d| vec![*d])?;
+        }
+        let mut config = self.config.clone();
+        config.insert("parallelism.default".into(), parallelism.to_string());
+        Ok(JobGraph {
+            operators: builder.operators,
+            edges: builder.edges,
+            config,
+        })
+    }
+}
+
+/// The type and nullability of an expression over `schema`.
+fn type_of(expr: &Expr, schema: &DFSchema) -> DfResult<(ArrowType, bool)> {
+    let (_, field) = expr.to_field(schema)?;
+    Ok((field.data_type().clone(), field.is_nullable()))
+}
+
+/// Parses Flink durations such as `200 ms`, `1 s`, `200`.
+fn parse_duration_ms(v: &str) -> Option<i64> {
+    let v = v.trim();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (num, unit) = v.split_at(split);
+    let n: i64 = num.parse().ok()?;
+    let factor = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => 1,
+        "s" | "sec" | "secs" | "second" | "seconds" => 1_000,
+        "min" | "m" | "minute" | "minutes" => 60_000,
+        "h" | "hour" | "hours" => 3_600_000,
+        _ => return None,
+    };
+    n.checked_mul(factor)
+}
+
+/// Renames a plan's output columns (view column lists).
+fn rename_columns(plan: LogicalPlan, names: &[String]) -> DfResult<LogicalPlan> {
+    let exprs: Vec<Expr> = plan
+        .schema()
+        .columns()
+        .into_iter()
+        .zip(names)
+        .map(|(c, n)| Expr::Column(c).alias(n.clone()))
+        .collect();
+    LogicalPlanBuilder::from(plan).project(exprs)?.build()
+}
+
+/// DataFusion's view of Riffle's catalog and function library.
+struct Provider<'a> {
+    session: &'a FlinkSession,
+    catalog: &'a Catalog,
+    relation_planners: Vec<Arc<dyn RelationPlanner>>,
+}
+
+impl ContextProvider for Provider<'_> {
+    fn get_table_source(&self, name: TableReference) -> DfResult<Arc<dyn TableSource>> {
+        let key = name.table();
+        match self.catalog.tables.get(key) {
+            Some(t) => Ok(Arc::new(LogicalTableSource::new(t.schema()))),
+            None => datafusion::common::plan_err!("Object '{}' not found", name),
+        }
+    }
+
+    fn get_relation_planners(&self) -> &[Arc<dyn RelationPlanner>] {
+        &self.relation_planners
+    }
+
+    fn get_type_planner(&self) -> Option<Arc<dyn datafusion::logical_expr::planner::TypePlanner>> {
+        Some(FlinkSession::type_planner())
+    }
+
+    fn get_expr_planners(&self) -> &[Arc<dyn datafusion::logical_expr::planner::ExprPlanner>] {
+        self.session.state().expr_planners()
+    }
+
+    fn get_function_meta(&self, name: &str) -> Option<Arc<ScalarUDF>> {
+        self.session
+            .state()
+            .scalar_functions()
+            .get(&name.to_ascii_lowercase())
+            .cloned()
+    }
+
+    fn get_higher_order_meta(
+        &self,
+        name: &str,
+    ) -> Option<Arc<datafusion::logical_expr::HigherOrderUDF>> {
+        self.session
+            .state()
+            .higher_order_functions()
+            .get(&name.to_ascii_lowercase())
+            .cloned()
+    }
+
+    fn get_aggregate_meta(&self, name: &str) -> Option<Arc<AggregateUDF>> {
+        self.session
+            .state()
+            .aggregate_functions()
+            .get(&name.to_ascii_lowercase())
+            .cloned()
+    }
+
+    fn get_window_meta(&self, name: &str) -> Option<Arc<WindowUDF>> {
+        self.session
+            .state()
+            .window_functions()
+            .get(&name.to_ascii_lowercase())
+            .cloned()
+    }
+
+    fn get_variable_type(&self, _variable_names: &[String]) -> Option<ArrowType> {
+        None
+    }
+
+    fn options(&self) -> &ConfigOptions {
+        self.session.state().config_options()
+    }
+
+    fn udf_names(&self) -> Vec<String> {
+        self.session
+            .state()
+            .scalar_functions()
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    fn higher_order_function_names(&self) -> Vec<String> {
+        self.session
+            .state()
+            .higher_order_functions()
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    fn udaf_names(&self) -> Vec<String> {
+        self.session
+            .state()
+            .aggregate_functions()
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    fn udwf_names(&self) -> Vec<String> {
+        self.session
+            .state()
+            .window_functions()
+            .keys()
+            .cloned()
+            .collect()
+    }
+}
+
+/// Plans views and Flink's window TVFs inside `FROM`.
+#[derive(Debug)]
+struct FlinkRelations {
+    catalog: Arc<Catalog>,
+}
+
+impl fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Catalog")
+            .field("tables", &self.tables.keys())
+            .field("views", &self.views.keys())
+            .finish()
+    }
+}
+
+impl FlinkRelations {
+    /// The plan of a named table or view.
+    fn relation(&self, name: &sql::ObjectName) -> DfResult<LogicalPlan> {
+        let key = name.to_string();
+        if let Some(view) = self.catalog.views.get(&key) {
+            return LogicalPlanBuilder::from(view.clone()).alias(key)?.build();
+        }
+        match self.catalog.tables.get(&key) {
+            Some(t) => {
+                LogicalPlanBuilder::scan(key, Arc::new(LogicalTableSource::new(t.schema())), None)?
+                    .build()
+            }
+            None => datafusion::common::plan_err!("Object '{key}' not found"),
+        }
+    }
+
+    fn window_tvf(
+        &self,
+        function: &sql::Function,
+        context: &mut dyn RelationPlannerContext,
+    ) -> DfResult<LogicalPlan> {
+        let fname = function.name.to_string().to_ascii_uppercase();
+        let sql::FunctionArguments::List(list) = &function.args else {
+            return datafusion::common::plan_err!("{fname} requires arguments");
+        };
+        // Positional or named (DATA =>, TIMECOL =>, SIZE =>, SLIDE =>, STEP =>, OFFSET =>) arguments.
+        let mut positional = Vec::new();
+        let mut named: HashMap<String, &sql::Expr> = HashMap::new();
+        for arg in &list.args {
+            match arg {
+                sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(e)) => positional.push(e),
+                sql::FunctionArg::Named {
+                    name,
+                    arg: sql::FunctionArgExpr::Expr(e),
+                    ..
+                } => {
+                    named.insert(name.value.to_ascii_uppercase(), e);
+                }
+                other => {
+                    return datafusion::common::plan_err!(
+                        "Unsupported argument of {fname}: {other}"
+                    )
+                }
+            }
+        }
+        let param_names: &[&str] = match fname.as_str() {
+            "TUMBLE" => &["DATA", "TIMECOL", "SIZE", "OFFSET"],
+            "HOP" => &["DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"],
+            "CUMULATE" => &["DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"],
+            _ => unsupported_tvf(&fname)?,
+        };
+        let arg = |i: usize| -> Option<&sql::Expr> {
+            if named.is_empty() {
+                positional.get(i).copied()
+            } else {
+                param_names.get(i).and_then(|n| named.get(*n).copied())
+            }
+        };
+        let Some(table_arg) = arg(0).and_then(riffle_sql::dialect::TableArgument::from_expr) else {
+            return datafusion::common::plan_err!(
+                "The first argument of {fname} must be a table argument `TABLE t`"
+            );
+        };
+        if !table_arg.partition_by.is_empty() {
+            return datafusion::common::not_impl_err!(
+                "unsupported feature: PARTITION BY in {fname}"
+            );
+        }
+        let input = self.relation(&table_arg.name)?;
+        let time_col = match arg(1) {
+            Some(sql::Expr::Function(f))
+                if f.name.to_string().eq_ignore_ascii_case("DESCRIPTOR") =>
+            {
+                match &f.args {
+                    sql::FunctionArguments::List(l) if l.args.len() == 1 => match &l.args[0] {
+                        sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(
+                            sql::Expr::Identifier(id),
+                        )) => id.value.clone(),
+                        _ => {
+                            return datafusion::common::plan_err!("DESCRIPTOR must name one column")
+                        }
+                    },
+                    _ => return datafusion::common::plan_err!("DESCRIPTOR must name one column"),
+                }
+            }
+            _ => {
+                return datafusion::common::plan_err!(
+                    "The second argument of {fname} must be DESCRIPTOR(column)"
+                )
+            }
+        };
+        let Some(time_column) = input
+            .schema()
+            .fields()
+            .iter()
+            .position(|f| f.name() == &time_col)
+        else {
+            return datafusion::common::plan_err!(
+                "Column '{time_col}' not found in table '{}'",
+                table_arg.name
+            );
+        };
+        self.check_time_attribute(&table_arg.name, &time_col)?;
+        let mut interval = |i: usize| -> DfResult<Option<i64>> {
+            match arg(i) {
+                None => Ok(None),
+                Some(e) => {
+                    interval_ms(context.sql_to_expr(e.clone(), &DFSchema::empty())?).map(Some)
+                }
+            }
+        };
+        let required = |v: Option<i64>, what: &str| -> DfResult<i64> {
+            match v {
+                Some(v) if v > 0 => Ok(v),
+                Some(_) => datafusion::common::plan_err!("{fname} {what} must be positive"),
+                None => datafusion::common::plan_err!("{fname} requires a {what} argument"),
+            }
+        };
+        let spec = match fname.as_str() {
+            "TUMBLE" => WindowSpec::Tumble {
+                size: required(interval(2)?, "size")?,
+                offset: interval(3)?.unwrap_or(0),
+            },
+            "HOP" => {
+                let slide = required(interval(2)?, "slide")?;
+                let size = required(interval(3)?, "size")?;
+                if size % slide != 0 {
+                    return datafusion::common::not_impl_err!(
+                        "unsupported feature: HOP window whose size is not an integral multiple of its slide"
+                    );
+                }
+                WindowSpec::Hop {
+                    slide,
+                    size,
+                    offset: interval(4)?.unwrap_or(0),
+                }
+            }
+            _ => {
+                let step = required(interval(2)?, "step")?;
+                let size = required(interval(3)?, "size")?;
+                if size % step != 0 {
+                    return datafusion::common::plan_err!(
+                        "CUMULATE table function based aggregate requires maxSize must be an integral multiple of step, but got maxSize {size} ms and step {step} ms."
+                    );
+                }
+                WindowSpec::Cumulate {
+                    step,
+                    size,
+                    offset: interval(4)?.unwrap_or(0),
+                }
+            }
+        };
+        Ok(LogicalPlan::Extension(Extension {
+            node: Arc::new(WindowTvfNode::try_new(input, spec, time_column)?),
+        }))
+    }
+
+    /// Flink requires the TVF's time column to be a time attribute (rowtime here).
+    fn check_time_attribute(&self, relation: &sql::ObjectName, column: &str) -> DfResult<()> {
+        if let Some(t) = self.catalog.tables.get(&relation.to_string()) {
+            let is_rowtime = t.columns.iter().any(|c| c.name == column && c.rowtime);
+            let is_proctime = t.columns.iter().any(|c| {
+                c.name == column && matches!(&c.computed, Some(sql::Expr::Function(f)) if f.name.to_string().eq_ignore_ascii_case("PROCTIME"))
+            });
+            if is_proctime {
+                return datafusion::common::not_impl_err!(
+                    "unsupported feature: processing-time windows"
+                );
+            }
+            if !is_rowtime {
+                return datafusion::common::plan_err!(
+                    "The window function requires the timecol is a time attribute type, but is {}.",
+                    t.columns
+                        .iter()
+                        .find(|c| c.name == column)
+                        .map(|c| c.flink.as_str())
+                        .unwrap_or("?")
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+fn unsupported_tvf<T>(name: &str) -> DfResult<T> {
+    datafusion::common::not_impl_err!("unsupported feature: table function {name}")
+}
+
+/// Milliseconds of a constant day-time interval expression.
+fn interval_ms(expr: Expr) -> DfResult<i64> {
+    let expr = match expr {
+        Expr::Cast(c) => *c.expr,
+        e => e,
+    };
+    match expr {
+        Expr::Literal(ScalarValue::IntervalDayTime(Some(v)), _) => {
+            Ok(i64::from(v.days) * 86_400_000 + i64::from(v.milliseconds))
+        }
+        Expr::Literal(ScalarValue::IntervalMonthDayNano(Some(v)), _) if v.months == 0 => {
+            Ok(i64::from(v.days) * 86_400_000 + v.nanoseconds / 1_000_000)
+        }
+        other => {
+            datafusion::common::plan_err!("expected a constant day-time interval, got {other}")
+        }
+    }
+}
+
+impl RelationPlanner for FlinkRelations {
+    fn plan_relation(
+        &self,
+        relation: sql::TableFactor,
+        context: &mut dyn RelationPlannerContext,
+    ) -> DfResult<RelationPlanning> {
+        match relation {
+            sql::TableFactor::Table {
+                ref name,
+                ref alias,
+                args: None,
+                ..
+            } if self.catalog.views.contains_key(&name.to_string()) => {
+                let plan = self.relation(name)?;
+                Ok(RelationPlanning::Planned(Box::new(PlannedRelation::new(
+                    plan,
+                    alias.clone(),
+                ))))
+            }
+            sql::TableFactor::TableFunction {
+                expr: sql::Expr::Function(ref f),
+                ref alias,
+            } => {
+                let fname = f.name.to_string().to_ascii_uppercase();
+                match fname.as_str() {
+                    "TUMBLE" | "HOP" | "CUMULATE" => {
+                        let plan = self.window_tvf(f, context)?;
+                        Ok(RelationPlanning::Planned(Box::new(PlannedRelation::new(
+                            plan,
+                            alias.clone(),
+                        ))))
+                    }
+                    "SESSION" => {
+                        datafusion::common::not_impl_err!("unsupported feature: SESSION window TVF")
+                    }
+                    _ => datafusion::common::not_impl_err!(
+                        "unsupported feature: table function {fname}"
+                    ),
+                }
+            }
+            sql::TableFactor::TableFunction { .. } => {
+                datafusion::common::not_impl_err!("unsupported feature: this table function call")
+            }
+            sql::TableFactor::MatchRecognize { .. } => {
+                datafusion::common::not_impl_err!("unsupported feature: MATCH_RECOGNIZE")
+            }
+            sql::TableFactor::Table { ref version, .. } if version.is_some() => {
+                datafusion::common::not_impl_err!(
+                    "unsupported feature: FOR SYSTEM_TIME AS OF (temporal joins)"
+                )
+            }
+            sql::TableFactor::UNNEST { .. } => {
+                datafusion::common::not_impl_err!("unsupported feature: UNNEST")
+            }
+            other => Ok(RelationPlanning::Original(Box::new(other))),
+        }
+    }
+}
+
+/// A translated plan node: the operator producing it and its output columns.
+#[derive(Debug, Clone)]
+struct Node {
+    op: OperatorId,
+    fields: Vec<Field>,
+    changelog: ChangelogMode,
+}
+
+impl Node {
+    fn arrow_schema(&self) -> PlanResult<ArrowSchema> {
+        crate::graph::arrow_schema(&self.fields).map_err(|e| plan_error(e, Span::default()))
+    }
+}
+
+/// Translates logical plans into operators and edges.
+struct GraphBuilder<'a> {
+    session: &'a FlinkSession,
+    catalog: &'a Catalog,
+    parallelism: usize,
+    interval_ms: i64,
+    operators: Vec<Operator>,
+    edges: Vec<Edge>,
+    /// Statement being translated (for diagnostics).
+    span: Span,
+}
+
+impl GraphBuilder<'_> {
+    fn add(
+        &mut self,
+        kind: OperatorKind,
+        parallelism: usize,
+        schema: Vec<Field>,
+        changelog: ChangelogMode,
+        inputs: &[(&Node, Partitioning)],
+    ) -> Node {
+        let id = self.operators.len();
+        for (input, (node, partitioning)) in inputs.iter().enumerate() {
+            let producer = self.operators[node.op].parallelism;
+            let partitioning = match partitioning {
+                Partitioning::Forward if producer != parallelism => Partitioning::Rebalance,
+                p => p.clone(),
+            };
+            self.edges.push(Edge {
+                from: node.op,
+                to: id,
+                input,
+                partitioning,
+                changelog: node.changelog,
+            });
+        }
+        self.operators.push(Operator {
+            id,
+            kind,
+            parallelism,
+            schema: schema.clone(),
+            changelog,
+        });
+        Node {
+            op: id,
+            fields: schema,
+            changelog,
+        }
+    }
+
+    fn sink(&mut self, sink: &PendingSink) -> PlanResult<()> {
+        let mut node = self.translate(&sink.plan)?;
+        if let Some(target) = &sink.target {
+            node = self.cast_to_target(node, target)?;
+        }
+        let accepts_updates = matches!(
+            sink.connector.connector.as_str(),
+            "print" | "blackhole" | COLLECT_CONNECTOR
+        );
+        if node.changelog != ChangelogMode::InsertOnly && !accepts_updates {
+            return Err(plan_error(
+                format!(
+                    "Table sink 'default_catalog.default_database.{}' doesn't support consuming update changes",
+                    sink.connector.table
+                ),
+                sink.span,
+            ));
+        }
+        let parallelism = if sink.connector.connector == COLLECT_CONNECTOR {
+            1
+        } else {
+            self.parallelism
+        };
+        let schema = node.fields.clone();
+        self.add(
+            OperatorKind::Sink {
+                connector: sink.connector.clone(),
+            },
+            parallelism,
+            schema,
+            node.changelog,
+            &[(&node, Partitioning::Forward)],
+        );
+        Ok(())
+    }
+
+    /// Casts the query's columns to the sink's declared types (Flink's implicit insert cast).
+    fn cast_to_target(&mut self, node: Node, target: &[TableColumn]) -> PlanResult<Node> {
+        let input_schema = node.arrow_schema()?;
+        let needs_cast = node
+            .fields
+            .iter()
+            .zip(target)
+            .any(|(f, t)| f.arrow().ok().as_ref() != Some(&t.arrow));
+        if !needs_cast {
+            return Ok(node);
+        }
+        let mut projection = Vec::new();
+        let mut schema = Vec::new();
+        for ((field, arrow_field), t) in node.fields.iter().zip(input_schema.fields()).zip(target) {
+            let column = quote_ident(&field.name);
+            let sql = if arrow_field.data_type() == &t.arrow {
+                column
+            } else {
+                let cast = Expr::Column(Column::from_name(field.name.clone()))
+                    .cast_to(
+                        &t.arrow,
+                        &DFSchema::try_from(input_schema.clone())
+                            .map_err(|e| df_error(e, self.span))?,
+                    )
+                    .map_err(|e| df_error(e, self.span))?;
+                self.session
+                    .expr_to_sql(&cast)
+                    .map_err(|e| df_error(e, self.span))?
+            };
+            projection.push(NamedExpr {
+                name: t.name.clone(),
+                sql,
+            });
+            schema.push(Field {
+                name: t.name.clone(),
+                data_type: t.flink.clone(),
+                arrow_type: t.arrow.to_string(),
+                nullable: t.nullable || field.nullable,
+                rowtime: false,
+            });
+        }
+        let changelog = node.changelog;
+        Ok(self.add(
+            OperatorKind::Calc {
+                filter: None,
+                projection,
+            },
+            self.parallelism,
+            schema,
+            changelog,
+            &[(&node, Partitioning::Forward)],
+        ))
+    }
+
+    fn translate(&mut self, plan: &LogicalPlan) -> PlanResult<Node> {
+        match plan {
+            LogicalPlan::SubqueryAlias(a) => self.translate(&a.input),
+            LogicalPlan::TableScan(scan) => {
+                let name = scan.table_name.table().to_string();
+                let Some(table) = self.catalog.tables.get(&name).cloned() else {
+                    return Err(plan_error(format!("Object '{name}' not found"), self.span));
+                };
+                let node = self.scan(&table)?;
+                match &scan.projection {
+                    None => Ok(node),
+                    Some(indices) => {
+                        let exprs: Vec<Expr> = indices
+                            .iter()
+                            .map(|i| Expr::Column(Column::from_name(node.fields[*i].name.clone())))
+                            .collect();
+                        self.calc(node, None, &exprs, &scan.projected_schema)
+                    }
+                }
+            }
+            LogicalPlan::Projection(p) => {
+                let (input_plan, filter) = match p.input.as_ref() {
+                    LogicalPlan::Filter(f) => (f.input.as_ref(), Some(&f.predicate)),
+                    other => (other, None),
+                };
+                let input = self.translate(input_plan)?;
+                let filter = filter
+                    .map(|f| self.rewrite(f, input_plan.schema(), &input))
+                    .transpose()?;
+                let exprs = p
+                    .expr
+                    .iter()
+                    .map(|e| self.rewrite(e, input_plan.schema(), &input))
+                    .collect::<PlanResult<Vec<_>>>()?;
+                self.calc(input, filter.as_ref(), &exprs, &p.schema)
+            }
+            LogicalPlan::Filter(f) => {
+                let input = self.translate(&f.input)?;
+                let predicate = self.rewrite(&f.predicate, f.input.schema(), &input)?;
+                let exprs: Vec<Expr> = input
+                    .fields
+                    .iter()
+                    .map(|fl| Expr::Column(Column::from_name(fl.name.clone())))
+                    .collect();
+                self.calc(input, Some(&predicate), &exprs, f.input.schema())
+            }
+            LogicalPlan::Values(v) => {
+                let mut rows = Vec::new();
+                for row in &v.values {
+                    let mut out = Vec::new();
+                    for e in row {
+                        out.push(
+                            self.session
+                                .expr_to_sql(e)
+                                .map_err(|e| df_error(e, self.span))?,
+                        );
+                    }
+                    rows.push(out);
+                }
+                let schema = fields_of(&v.schema);
+                Ok(self.add(
+                    OperatorKind::Values { rows },
+                    1,
+                    schema,
+                    ChangelogMode::InsertOnly,
+                    &[],
+                ))
+            }
+            LogicalPlan::EmptyRelation(e) => {
+                let rows = if e.produce_one_row {
+                    vec![Vec::new()]
+                } else {
+                    Vec::new()
+                };
+                Ok(self.add(
+                    OperatorKind::Values { rows },
+                    1,
+                    Vec::new(),
+                    ChangelogMode::InsertOnly,
+                    &[],
+                ))
+            }
+            LogicalPlan::Union(u) => {
+                let mut inputs = Vec::new();
+                for input in &u.inputs {
+                    inputs.push(self.translate(input)?);
+                }
+                let Some(first) = inputs.first() else {
+                    return Err(plan_error("empty UNION", self.span));
+                };
+                let schema = first
+                    .fields
+                    .iter()
+                    .map(|f| Field {
+                        rowtime: false,
+                        ..f.clone()
+                    })
+                    .collect();
+                let changelog = inputs
+                    .iter()
+                    .fold(ChangelogMode::InsertOnly, |m, n| m.merge(n.changelog));
+                let edges: Vec<(&Node, Partitioning)> =
+                    inputs.iter().map(|n| (n, Partitioning::Forward)).collect();
+                Ok(self.add(
+                    OperatorKind::Union,
+                    self.parallelism,
+                    schema,
+                    changelog,
+                    &edges,
+                ))
+            }
+            LogicalPlan::Aggregate(agg) => self.aggregate(agg),
+            LogicalPlan::Extension(ext) => {
+                match ext.node.as_any().downcast_ref::<WindowTvfNode>() {
+                    Some(tvf) => {
+                        let input = self.translate(&tvf.input)?;
+                        if input.changelog != ChangelogMode::InsertOnly {
+                            return Err(unsupported(
+                                "window TVF over an updating stream",
+                                self.span,
+                            ));
+                        }
+                        let mut schema = input.fields.clone();
+                        let time_field = &input.fields[tvf.time_column];
+                        let ltz = time_field.arrow_type.contains("UTC");
+                        schema.push(Field::from_arrow(
+                            WINDOW_COLUMNS[0],
+                            &ArrowType::Timestamp(TimeUnit::Millisecond, None),
+                            false,
+                        ));
+                        schema.push(Field::from_arrow(
+                            WINDOW_COLUMNS[1],
+                            &ArrowType::Timestamp(TimeUnit::Millisecond, None),
+                            false,
+                        ));
+                        let tz = ltz.then(|| Arc::from(crate::types::LTZ_TIME_ZONE));
+                        let mut window_time = Field::from_arrow(
+                            WINDOW_COLUMNS[2],
+                            &ArrowType::Timestamp(TimeUnit::Millisecond, tz),
+                            false,
+                        );
+                        window_time.rowtime = true;
+                        schema.push(window_time);
+                        Ok(self.add(
+                            OperatorKind::WindowAssign {
+                                window: tvf.spec,
+                                time_column: tvf.time_column,
+                            },
+                            self.parallelism,
+                            schema,
+                            ChangelogMode::InsertOnly,
+                            &[(&input, Partitioning::Forward)],
+                        ))
+                    }
+                    None => Err(unsupported(ext.node.name(), self.span)),
+                }
+            }
+            LogicalPlan::Sort(_) => Err(unsupported("ORDER BY (streaming sort)", self.span)),
+            LogicalPlan::Limit(_) => Err(unsupported("LIMIT / FETCH", self.span)),
+            LogicalPlan::Join(_) => Err(unsupported("joins", self.span)),
+            LogicalPlan::Window(_) => Err(unsupported("OVER windows", self.span)),
+            LogicalPlan::Distinct(_) => Err(unsupported("SELECT DISTINCT", self.span)),
+            LogicalPlan::Unnest(_) => Err(unsupported("UNNEST", self.span)),
+            LogicalPlan::RecursiveQuery(_) => Err(unsupported("recursive queries", self.span)),
+            LogicalPlan::Subquery(_) => Err(unsupported("correlated subqueries", self.span)),
+            other => Err(unsupported(
+                format!("plan node {}", other.display()),
+                self.span,
+            )),
+        }
+    }
+
+    /// Source → computed columns → watermark assigner for one table scan.
+    fn scan(&mut self, table: &TableInfo) -> PlanResult<Node> {
+        let physical: Vec<Field> = table
+            .physical()
+            .map(|c| Field {
+                name: c.name.clone(),
+                data_type: c.flink.clone(),
+                arrow_type: c.arrow.to_string(),
+                nullable: c.nullable,
+                rowtime: false,
+            })
+            .collect();
+        let mut node = self.add(
+            OperatorKind::Source {
+                connector: table.connector.clone(),
+            },
+            self.parallelism,
+            physical,
+            ChangelogMode::InsertOnly,
+            &[],
+        );
+        if table.columns.iter().any(|c| c.computed.is_some()) {
+            let input_schema = node.arrow_schema()?;
+            let df = DFSchema::try_from(input_schema).map_err(|e| df_error(e, table.span))?;
+            let mut projection = Vec::new();
+            for c in &table.columns {
+                let sql = match &c.computed {
+                    None => quote_ident(&c.name),
+                    Some(expr) => {
+                        let logical = self
+                            .session
+                            .logical_from_ast(expr, &df)
+                            .map_err(|e| df_error(e, table.span))?;
+                        self.session
+                            .expr_to_sql(&logical)
+                            .map_err(|e| df_error(e, table.span))?
+                    }
+                };
+                projection.push(NamedExpr {
+                    name: c.name.clone(),
+                    sql,
+                });
+            }
+            let schema = table_fields(table, false);
+            node = self.add(
+                OperatorKind::Calc {
+                    filter: None,
+                    projection,
+                },
+                self.parallelism,
+                schema,
+                ChangelogMode::InsertOnly,
+                &[(&node, Partitioning::Forward)],
+            );
+        }
+        if let Some((rowtime, expr)) = &table.watermark {
+            let df =
+                DFSchema::try_from(node.arrow_schema()?).map_err(|e| df_error(e, table.span))?;
+            let logical = self
+                .session
+                .logical_from_ast(expr, &df)
+                .map_err(|e| df_error(e, table.span))?;
+            let sql = self
+                .session
+                .expr_to_sql(&logical)
+                .map_err(|e| df_error(e, table.span))?;
+            node = self.add(
+                OperatorKind::WatermarkAssigner {
+                    rowtime: *rowtime,
+                    expr: sql,
+                    interval_ms: self.interval_ms,
+                },
+                self.parallelism,
+                table_fields(table, true),
+                ChangelogMode::InsertOnly,
+                &[(&node, Partitioning::Forward)],
+            );
+        }
+        Ok(node)
+    }
+
+    /// Rewrites column references of a DataFusion expression to the input node's column names.
+    fn rewrite(&self, expr: &Expr, schema: &DFSchema, input: &Node) -> PlanResult<Expr> {
+        let span = self.span;
+        expr.clone()
+            .transform(|e| match e {
+                Expr::Column(c) => {
+                    let idx = schema.index_of_column(&c)?;
+                    match input.fields.get(idx) {
+                        Some(f) => Ok(Transformed::yes(Expr::Column(Column::from_name(
+                            f.name.clone(),
+                        )))),
+                        None => datafusion::common::internal_err!("column {c} out of range"),
+                    }
+                }
+                Expr::ScalarSubquery(_)
+                | Expr::Exists(_)
+                | Expr::InSubquery(_)
+                | Expr::SetComparison(_) => {
+                    datafusion::common::not_impl_err!(
+                        "unsupported feature: subqueries in expressions"
+                    )
+                }
+                Expr::OuterReferenceColumn(..) => {
+                    datafusion::common::not_impl_err!("unsupported feature: correlated subqueries")
+                }
+                Expr::WindowFunction(_) => {
+                    datafusion::common::not_impl_err!("unsupported feature: OVER windows")
+                }
+                Expr::GroupingSet(_) => datafusion::common::not_impl_err!(
+                    "unsupported feature: GROUPING SETS / ROLLUP / CUBE"
+                ),
+                other => Ok(Transformed::no(other)),
+            })
+            .map(|t| t.data)
+            .map_err(|e| df_error(e, span))
+    }
+
+    /// A Calc operator computing `exprs` (already over the input's column names).
+    fn calc(
+        &mut self,
+        input: Node,
+        filter: Option<&Expr>,
+        exprs: &[Expr],
+        out_schema: &DFSchema,
+    ) -> PlanResult<Node> {
+        let span = self.span;
+        let input_schema = input.arrow_schema()?;
+        let df = DFSchema::try_from(input_schema).map_err(|e| df_error(e, span))?;
+        let filter_sql = match filter {
+            Some(f) => Some(self.session.expr_to_sql(f).map_err(|e| df_error(e, span))?),
+            None => None,
+        };
+        let mut names = UniqueNames::default();
+        let mut projection = Vec::new();
+        let mut schema = Vec::new();
+        for (i, e) in exprs.iter().enumerate() {
+            let name = names.unique(out_schema.field(i).name());
+            let unaliased = e.clone().unalias();
+            let (t, nullable) = type_of(&unaliased, &df).map_err(|e| df_error(e, span))?;
+            let mut field = Field::from_arrow(name.clone(), &t, nullable);
+            if let Expr::Column(c) = &unaliased {
+                // Plain references keep the input's Flink type and time attribute.
+                if let Some(src) = input.fields.iter().find(|f| f.name == c.name) {
+                    field.data_type = src.data_type.clone();
+                    field.rowtime = src.rowtime;
+                }
+            }
+            let sql = self
+                .session
+                .expr_to_sql(&unaliased)
+                .map_err(|e| df_error(e, span))?;
+            projection.push(NamedExpr { name, sql });
+            schema.push(field);
+        }
+        let changelog = input.changelog;
+        Ok(self.add(
+            OperatorKind::Calc {
+                filter: filter_sql,
+                projection,
+            },
+            self.parallelism,
+            schema,
+            changelog,
+            &[(&input, Partitioning::Forward)],
+        ))
+    }
+
+    fn aggregate(&mut self, agg: &datafusion::logical_expr::Aggregate) -> PlanResult<Node> {
+        let span = self.span;
+        let window = window_keys(&agg.input, &agg.group_expr);
+        let input = self.translate(&agg.input)?;
+        // Pre-projection: group keys, then each aggregate's argument and filter.
+        let mut pre: Vec<Expr> = Vec::new();
+        let mut pre_names: Vec<String> = Vec::new();
+        for (i, g) in agg.group_expr.iter().enumerate() {
+            pre.push(self.rewrite(g, agg.input.schema(), &input)?);
+            pre_names.push(agg.schema.field(i).name().clone());
+        }
+        let keys: Vec<usize> = (0..agg.group_expr.len()).collect();
+        struct Pending {
+            function: AggregateFunction,
+            arg: Option<usize>,
+            distinct: bool,
+            filter: Option<usize>,
+            name: String,
+        }
+        let mut pending = Vec::new();
+        for (i, a) in agg.aggr_expr.iter().enumerate() {
+            let name = agg.schema.field(agg.group_expr.len() + i).name().clone();
+            let Expr::AggregateFunction(DfAggregate { func, params }) = a.clone().unalias() else {
+                return Err(unsupported(format!("aggregate expression {a}"), span));
+            };
+            if !params.order_by.is_empty() {
+                return Err(unsupported("ORDER BY inside an aggregate call", span));
+            }
+            let fname = func.name().to_ascii_lowercase();
+            let function = match fname.as_str() {
+                "count" => AggregateFunction::Count,
+                "sum" => AggregateFunction::Sum,
+                "min" => AggregateFunction::Min,
+                "max" => AggregateFunction::Max,
+                "avg" => AggregateFunction::Avg,
+                other => {
+                    return Err(unsupported(
+                        format!("aggregate function {}", other.to_ascii_uppercase()),
+                        span,
+                    ))
+                }
+            };
+            let (function, arg) = match params.args.as_slice() {
+                [Expr::Literal(v, _)] if function == AggregateFunction::Count && !v.is_null() => {
+                    (AggregateFunction::CountStar, None)
+                }
+                [] if function == AggregateFunction::Count => (AggregateFunction::CountStar, None),
+                [arg] => {
+                    pre.push(self.rewrite(arg, agg.input.schema(), &input)?);
+                    pre_names.push(format!("$arg{i}"));
+                    (function, Some(pre.len() - 1))
+                }
+                _ => {
+                    return Err(unsupported(
+                        format!("{} with several arguments", fname.to_ascii_uppercase()),
+                        span,
+                    ))
+                }
+            };
+            let filter = match &params.filter {
+                Some(f) => {
+                    pre.push(self.rewrite(f, agg.input.schema(), &input)?);
+                    pre_names.push(format!("$filter{i}"));
+                    Some(pre.len() - 1)
+                }
+                None => None,
+            };
+            pending.push(Pending {
+                function,
+                arg,
+                distinct: params.distinct,
+                filter,
+                name,
+            });
+        }
+        let pre_schema = DFSchema::from_unqualified_fields(
+            pre_names
+                .iter()
+                .map(|n| ArrowField::new(n.clone(), ArrowType::Null, true))
+                .collect::<Vec<_>>()
+                .into(),
+            Default::default(),
+        )
+        .map_err(|e| df_error(e, span))?;
+        let changelog = input.changelog;
+        let projected = self.calc(input, None, &pre, &pre_schema)?;
+        let mut schema: Vec<Field> = projected.fields[..agg.group_expr.len()].to_vec();
+        let mut aggregates = Vec::new();
+        for p in pending {
+            let arg_field = p.arg.and_then(|i| projected.fields.get(i));
+            let (flink, arrow, nullable) =
+                aggregate_type(p.function, arg_field).map_err(|m| unsupported(m, span))?;
+            schema.push(Field {
+                name: p.name.clone(),
+                data_type: flink.clone(),
+                arrow_type: arrow.to_string(),
+                nullable,
+                rowtime: false,
+            });
+            aggregates.push(AggregateCall {
+                function: p.function,
+                arg: p.arg,
+                distinct: p.distinct,
+                filter: p.filter,
+                name: p.name,
+                data_type: flink,
+            });
+        }
+        let hash = Partitioning::Hash(keys.clone());
+        match window {
+            Some(window_end) => {
+                if changelog != ChangelogMode::InsertOnly {
+                    return Err(unsupported(
+                        "window aggregation over an updating stream",
+                        span,
+                    ));
+                }
+                for f in schema.iter_mut() {
+                    f.rowtime =
+                        f.name == WINDOW_COLUMNS[2] && f.arrow_type.starts_with("Timestamp");
+                }
+                Ok(self.add(
+                    OperatorKind::WindowAggregate {
+                        keys,
+                        window_end,
+                        aggregates,
+                    },
+                    self.parallelism,
+                    schema,
+                    ChangelogMode::InsertOnly,
+                    &[(&projected, hash)],
+                ))
+            }
+            None => {
+                for f in schema.iter_mut() {
+                    f.rowtime = false;
+                }
+                Ok(self.add(
+                    OperatorKind::GroupAggregate { keys, aggregates },
+                    self.parallelism,
+                    schema,
+                    ChangelogMode::Retract,
+                    &[(&projected, hash)],
+                ))
+            }
+        }
+    }
+}
+
+/// Index (among the group keys) of `window_end` when the keys hold both `window_start` and
+/// `window_end` of one window TVF, i.e. when the aggregation is a window aggregation.
+fn window_keys(input: &LogicalPlan, group: &[Expr]) -> Option<usize> {
+    let mut start = None;
+    let mut end = None;
+    for (i, g) in group.iter().enumerate() {
+        let Expr::Column(c) = g else { continue };
+        let idx = input.schema().index_of_column(c).ok()?;
+        match trace_window_column(input, idx) {
+            Some(0) => start = Some(i),
+            Some(1) => end = Some(i),
+            _ => {}
+        }
+    }
+    start.and(end)
+}
+
+/// Follows column `idx` of `plan` down to a window TVF; returns which window column it is
+/// (0 start, 1 end, 2 time) when it is forwarded unchanged.
+fn trace_window_column(plan: &LogicalPlan, idx: usize) -> Option<usize> {
+    match plan {
+        LogicalPlan::SubqueryAlias(a) => trace_window_column(&a.input, idx),
+        LogicalPlan::Filter(f) => trace_window_column(&f.input, idx),
+        LogicalPlan::Projection(p) => match p.expr.get(idx)?.clone().unalias() {
+            Expr::Column(c) => {
+                trace_window_column(&p.input, p.input.schema().index_of_column(&c).ok()?)
+            }
+            _ => None,
+        },
+        LogicalPlan::Extension(ext) => {
+            let tvf = ext.node.as_any().downcast_ref::<WindowTvfNode>()?;
+            let base = tvf.input.schema().fields().len();
+            (idx >= base).then(|| idx - base)
+        }
+        _ => None,
+    }
+}
+
+/// Flink's result type of an aggregate: (Flink type, Arrow type, nullable).
+fn aggregate_type(
+    function: AggregateFunction,
+    arg: Option<&Field>,
+) -> Result<(String, ArrowType, bool), String> {
+    if matches!(
+        function,
+        AggregateFunction::Count | AggregateFunction::CountStar
+    ) {
+        return Ok(("BIGINT NOT NULL".into(), ArrowType::Int64, false));
+    }
+    let Some(arg) = arg else {
+        return Err("aggregate without argument".into());
+    };
+    let t = arg.arrow().map_err(|e| e.to_string())?;
+    let base = arg.data_type.trim_end_matches(" NOT NULL").to_string();
+    let numeric = t.is_numeric();
+    let (flink, arrow) = match (function, &t) {
+        (AggregateFunction::Min | AggregateFunction::Max, _) => (base, t.clone()),
+        (AggregateFunction::Sum, ArrowType::Decimal128(_, s)) => {
+            (format!("DECIMAL(38, {s})"), ArrowType::Decimal128(38, *s))
+        }
+        (AggregateFunction::Avg, ArrowType::Decimal128(_, s)) => {
+            let s = (*s).max(6);
+            (format!("DECIMAL(38, {s})"), ArrowType::Decimal128(38, s))
+        }
+        (AggregateFunction::Sum | AggregateFunction::Avg, _) if numeric => (base, t.clone()),
+        (f, _) => return Err(format!("{f:?} over {}", arg.data_type).to_ascii_uppercase()),
+    };
+    Ok((flink, arrow, true))
+}
+
+/// JobGraph fields of a table's columns; `rowtime` marks the watermarked column.
+fn table_fields(table: &TableInfo, rowtime: bool) -> Vec<Field> {
+    table
+        .columns
+        .iter()
+        .map(|c| Field {
+            name: c.name.clone(),
+            data_type: c.flink.clone(),
+            arrow_type: c.arrow.to_string(),
+            nullable: c.nullable,
+            rowtime: rowtime && c.rowtime,
+        })
+        .collect()
+}
+
+/// JobGraph fields of a DataFusion schema (unqualified, unique names).
+fn fields_of(schema: &DFSchema) -> Vec<Field> {
+    let mut names = UniqueNames::default();
+    schema
+        .fields()
+        .iter()
+        .map(|f| Field::from_arrow(names.unique(f.name()), f.data_type(), f.is_nullable()))
+        .collect()
+}
+
+/// Makes output column names unique the way Calcite does (`a`, `a0`, `a1`, ...).
+#[derive(Default)]
+struct UniqueNames {
+    seen: std::collections::HashSet<String>,
+}
+
+impl UniqueNames {
+    fn unique(&mut self, name: &str) -> String {
+        if self.seen.insert(name.to_string()) {
+            return name.to_string();
+        }
+        let mut i = 0;
+        loop {
+            let candidate = format!("{name}{i}");
+            if self.seen.insert(candidate.clone()) {
+                return candidate;
+            }
+            i += 1;
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! The DataFusion session Riffle plans and evaluates expressions with.
+//!
+//! One configuration serves the planner and the runtime, so an expression typed at planning time
+//! compiles to the same types at run time: identifiers keep their case (Flink is case-sensitive),
+//! literals such as `4.00` are DECIMAL (as in Flink), `TIMESTAMP_LTZ` is UTC-based, Flink's type
+//! names in `CAST` are understood, and Flink's functions replace DataFusion's where they differ.
+//!
+//! Expressions travel through the JobGraph as SQL text: [`FlinkSession::expr_to_sql`] prints a
+//! DataFusion expression and [`FlinkSession::physical_expr`] compiles such text again.
+
+use std::sync::Arc;
+
+use arrow::datatypes::{Field as ArrowField, FieldRef, Schema, TimeUnit};
+use datafusion::common::{DFSchema, Result as DfResult};
+use datafusion::execution::context::SessionState;
+use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::logical_expr::planner::TypePlanner;
+use datafusion::logical_expr::Expr;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::prelude::SessionConfig;
+use datafusion::sql::sqlparser::ast::{self, ExprWithAlias, TimezoneInfo};
+use datafusion::sql::unparser::dialect::Dialect as UnparserDialect;
+use datafusion::sql::unparser::Unparser;
+
+use crate::functions;
+use crate::types::{arrow_type, LTZ_TIME_ZONE};
+
+/// A configured DataFusion session (cheap to clone).
+#[derive(Clone)]
+pub struct FlinkSession {
+    state: SessionState,
+}
+
+impl std::fmt::Debug for FlinkSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FlinkSession")
+    }
+}
+
+impl Default for FlinkSession {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FlinkSession {
+    /// A session with Riffle's settings and Flink's function library.
+    pub fn new() -> Self {
+        let mut config = SessionConfig::new();
+        let options = config.options_mut();
+        options.sql_parser.enable_ident_normalization = false;
+        options.sql_parser.parse_float_as_decimal = true;
+        options.execution.time_zone = Some(LTZ_TIME_ZONE.to_string());
+        let mut state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_default_features()
+            .with_type_planner(Self::type_planner())
+            .build();
+        functions::register(&mut state);
+        Self { state }
+    }
+
+    /// The planner of Flink type names (`STRING`, `TIMESTAMP_LTZ(3)`, ...) in `CAST`.
+    pub fn type_planner() -> Arc<dyn TypePlanner> {
+        Arc::new(FlinkTypePlanner)
+    }
+
+    /// The underlying DataFusion session state.
+    pub fn state(&self) -> &SessionState {
+        &self.state
+    }
+
+    /// Plans a sqlparser expression (from the Flink AST) over `schema`.
+    pub fn logical_from_ast(&self, expr: &ast::Expr, schema: &DFSchema) -> DfResult<Expr> {
+        self.state.create_logical_expr_from_sql_expr(
+            ExprWithAlias {
+                expr: expr.clone(),
+                alias: None,
+            },
+            schema,
+        )
+    }
+
+    /// Plans SQL text (as printed by [`Self::expr_to_sql`]) over `schema`.
+    pub fn logical_from_sql(&self, sql: &str, schema: &DFSchema) -> DfResult<Expr> {
+        self.state.create_logical_expr(sql, schema)
+    }
+
+    /// Compiles SQL text over an Arrow schema (unqualified column names) into an evaluable
+    /// expression, applying DataFusion's type coercion.
+    pub fn physical_expr(&self, sql: &str, schema: &Schema) -> DfResult<Arc<dyn PhysicalExpr>> {
+        let df_schema = DFSchema::try_from(schema.clone())?;
+        let logical = self.logical_from_sql(sql, &df_schema)?;
+        self.state.create_physical_expr(logical, &df_schema)
+    }
+
+    /// Prints an expression as SQL text that [`Self::physical_expr`] compiles back to the same
+    /// types.
+    pub fn expr_to_sql(&self, expr: &Expr) -> DfResult<String> {
+        let dialect = RiffleUnparserDialect;
+        let unparser = Unparser::new(&dialect).with_pretty(true);
+        Ok(unparser.expr_to_sql(expr)?.to_string())
+    }
+}
+
+/// Maps Flink type names in `CAST` (encoded by riffle-sql as custom types) to Arrow types.
+#[derive(Debug)]
+struct FlinkTypePlanner;
+
+impl TypePlanner for FlinkTypePlanner {
+    fn plan_type_field(&self, sql_type: &ast::DataType) -> DfResult<Option<FieldRef>> {
+        let text = match sql_type {
+            ast::DataType::Custom(name, args) if args.is_empty() => name.to_string(),
+            ast::DataType::String(None) => "STRING".to_string(),
+            ast::DataType::Bytes(None) => "BYTES".to_string(),
+            _ => return Ok(None),
+        };
+        let Ok(flink) = riffle_sql::parse_data_type(&text) else {
+            return Ok(None);
+        };
+        match arrow_type(&flink) {
+            Ok(t) => Ok(Some(Arc::new(ArrowField::new("", t, true)))),
+            Err(name) => datafusion::common::not_impl_err!("unsupported feature: type {name}"),
+        }
+    }
+}
+
+/// Unparser dialect whose timestamp casts keep their precision (so text compiles back to the
+/// same time unit).
+struct RiffleUnparserDialect;
+
+impl UnparserDialect for RiffleUnparserDialect {
+    fn identifier_quote_style(&self, identifier: &str) -> Option<char> {
+        (!is_plain_ident(identifier)).then_some('"')
+    }
+
+    fn timestamp_cast_dtype(&self, time_unit: &TimeUnit, tz: &Option<Arc<str>>) -> ast::DataType {
+        let precision = match time_unit {
+            TimeUnit::Second => 0,
+            TimeUnit::Millisecond => 3,
+            TimeUnit::Microsecond => 6,
+            TimeUnit::Nanosecond => 9,
+        };
+        let tz_info = if tz.is_some() {
+            TimezoneInfo::WithTimeZone
+        } else {
+            TimezoneInfo::None
+        };
+        ast::DataType::Timestamp(Some(precision), tz_info)
+    }
+
+    fn utf8_cast_dtype(&self) -> ast::DataType {
+        ast::DataType::Varchar(None)
+    }
+}
+
+/// True when `name` can be written unquoted and still parse back to itself.
+fn is_plain_ident(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !datafusion::sql::sqlparser::keywords::ALL_KEYWORDS
+            .contains(&name.to_ascii_uppercase().as_str())
+}
+
+/// A column name as SQL text that [`FlinkSession::physical_expr`] parses back to the same name.
+pub fn quote_ident(name: &str) -> String {
+    if is_plain_ident(name) {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}

@@ -1,0 +1,208 @@
+//! The window table-valued functions (`TUMBLE`, `HOP`, `CUMULATE`) as a DataFusion logical node.
+//!
+//! `TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' MINUTES))` is planned as a
+//! [`WindowTvfNode`] over the plan of `t`; it appends `window_start`, `window_end` and
+//! `window_time` to the input columns, as Flink's windowing TVFs do.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType as ArrowType, Field as ArrowField, TimeUnit};
+use datafusion::common::{DFSchema, DFSchemaRef, Result as DfResult};
+use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
+
+use crate::graph::WindowSpec;
+
+/// Names of the columns a window TVF appends.
+pub const WINDOW_COLUMNS: [&str; 3] = ["window_start", "window_end", "window_time"];
+
+/// A window TVF applied to an input relation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WindowTvfNode {
+    /// The windowed relation.
+    pub input: LogicalPlan,
+    /// The window function and its sizes.
+    pub spec: WindowSpec,
+    /// Index of the time attribute column in the input.
+    pub time_column: usize,
+    schema: DFSchemaRef,
+}
+
+impl WindowTvfNode {
+    /// Builds the node; `window_time` keeps the time column's type (`TIMESTAMP(3)` or
+    /// `TIMESTAMP_LTZ(3)`), `window_start`/`window_end` are `TIMESTAMP(3) NOT NULL`.
+    pub fn try_new(input: LogicalPlan, spec: WindowSpec, time_column: usize) -> DfResult<Self> {
+        let time_type = input.schema().field(time_column).data_type().clone();
+        let window_time_type = match time_type {
+            ArrowType::Timestamp(_, tz) => ArrowType::Timestamp(TimeUnit::Millisecond, tz),
+            other => {
+                return datafusion::common::plan_err!(
+                    "The window function requires the timecol is a time attribute type, but is {other}."
+                )
+            }
+        };
+        let ts = ArrowType::Timestamp(TimeUnit::Millisecond, None);
+        let extra = DFSchema::from_unqualified_fields(
+            vec![
+                ArrowField::new(WINDOW_COLUMNS[0], ts.clone(), false),
+                ArrowField::new(WINDOW_COLUMNS[1], ts, false),
+                ArrowField::new(WINDOW_COLUMNS[2], window_time_type, false),
+            ]
+            .into(),
+            Default::default(),
+        )?;
+        let mut schema = input.schema().as_ref().clone();
+        schema.merge(&extra);
+        Ok(Self {
+            input,
+            spec,
+            time_column,
+            schema: Arc::new(schema),
+        })
+    }
+}
+
+impl PartialOrd for WindowTvfNode {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        // Plans are only compared for deduplication; the spec and time column order them.
+        (self.time_column, format!("{:?}", self.spec))
+            .partial_cmp(&(other.time_column, format!("{:?}", other.spec)))
+    }
+}
+
+impl UserDefinedLogicalNodeCore for WindowTvfNode {
+    fn name(&self) -> &str {
+        "WindowTvf"
+    }
+
+    fn inputs(&self) -> Vec<&LogicalPlan> {
+        vec![&self.input]
+    }
+
+    fn schema(&self) -> &DFSchemaRef {
+        &self.schema
+    }
+
+    fn expressions(&self) -> Vec<Expr> {
+        Vec::new()
+    }
+
+    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "WindowTvf: {:?} on column {}",
+            self.spec, self.time_column
+        )
+    }
+
+    fn with_exprs_and_inputs(
+        &self,
+        _exprs: Vec<Expr>,
+        mut inputs: Vec<LogicalPlan>,
+    ) -> DfResult<Self> {
+        match inputs.pop() {
+            Some(input) if inputs.is_empty() => Self::try_new(input, self.spec, self.time_column),
+            _ => datafusion::common::internal_err!("WindowTvf takes exactly one input"),
+        }
+    }
+}
+
+/// The `(window_start, window_end)` pairs, in milliseconds, of the windows containing `ts`.
+pub fn assign_windows(spec: &WindowSpec, ts: i64, out: &mut Vec<(i64, i64)>) {
+    out.clear();
+    match *spec {
+        WindowSpec::Tumble { size, offset } => {
+            let start = window_start(ts, offset, size);
+            out.push((start, start + size));
+        }
+        WindowSpec::Hop {
+            slide,
+            size,
+            offset,
+        } => {
+            let last_start = window_start(ts, offset, slide);
+            let mut start = last_start;
+            // Windows are emitted oldest first, as Flink's hopping assigner does.
+            let mut starts = Vec::new();
+            while start > ts - size {
+                starts.push(start);
+                start -= slide;
+            }
+            for s in starts.into_iter().rev() {
+                out.push((s, s + size));
+            }
+        }
+        WindowSpec::Cumulate { step, size, offset } => {
+            let start = window_start(ts, offset, size);
+            let last_end = start + size;
+            let first_end = window_start(ts, offset, step) + step;
+            let mut end = first_end;
+            while end <= last_end {
+                out.push((start, end));
+                end += step;
+            }
+        }
+    }
+}
+
+/// Flink's `TimeWindow.getWindowStartWithOffset`.
+fn window_start(ts: i64, offset: i64, size: i64) -> i64 {
+    let remainder = (ts - offset) % size;
+    if remainder < 0 {
+        ts - (remainder + size)
+    } else {
+        ts - remainder
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: i64 = 60_000;
+
+    #[test]
+    fn tumble_hop_cumulate_assign_like_flink() {
+        let mut out = Vec::new();
+        assign_windows(
+            &WindowSpec::Tumble {
+                size: 10 * MIN,
+                offset: 0,
+            },
+            13 * MIN,
+            &mut out,
+        );
+        assert_eq!(out, vec![(10 * MIN, 20 * MIN)]);
+        assign_windows(
+            &WindowSpec::Hop {
+                slide: 5 * MIN,
+                size: 10 * MIN,
+                offset: 0,
+            },
+            13 * MIN,
+            &mut out,
+        );
+        assert_eq!(out, vec![(5 * MIN, 15 * MIN), (10 * MIN, 20 * MIN)]);
+        assign_windows(
+            &WindowSpec::Cumulate {
+                step: 2 * MIN,
+                size: 6 * MIN,
+                offset: 0,
+            },
+            3 * MIN,
+            &mut out,
+        );
+        assert_eq!(out, vec![(0, 4 * MIN), (0, 6 * MIN)]);
+        // Negative timestamps and offsets round towards negative infinity.
+        assign_windows(
+            &WindowSpec::Tumble {
+                size: 10,
+                offset: 3,
+            },
+            -1,
+            &mut out,
+        );
+        assert_eq!(out, vec![(-7, 3)]);
+    }
+}

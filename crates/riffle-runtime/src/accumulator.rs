@@ -1,0 +1,333 @@
+//! Aggregate accumulators with Flink's semantics and retraction.
+//!
+//! `SUM` of integers wraps at the result width as Java does, `SUM` of `DECIMAL(p, s)` is
+//! `DECIMAL(38, s)` (NULL on overflow), `AVG` of integers is an integer (truncating division), of
+//! decimals `DECIMAL(38, max(6, s))` rounded half-up. `MIN`/`MAX` keep a count per value so that
+//! any value can be retracted. `DISTINCT` counts each value once.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
+
+use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::datatypes::{
+    DataType, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
+};
+use datafusion::common::ScalarValue;
+use riffle_plan::AggregateFunction;
+
+use crate::task::RuntimeError;
+
+/// A numeric input value.
+#[derive(Debug, Clone, Copy)]
+enum Num {
+    Int(i64),
+    Decimal(i128),
+    Float(f64),
+}
+
+fn num_at(array: &dyn Array, row: usize) -> Option<Num> {
+    if array.is_null(row) {
+        return None;
+    }
+    Some(match array.data_type() {
+        DataType::Int8 => Num::Int(i64::from(array.as_primitive::<Int8Type>().value(row))),
+        DataType::Int16 => Num::Int(i64::from(array.as_primitive::<Int16Type>().value(row))),
+        DataType::Int32 => Num::Int(i64::from(array.as_primitive::<Int32Type>().value(row))),
+        DataType::Int64 => Num::Int(array.as_primitive::<Int64Type>().value(row)),
+        DataType::Decimal128(..) => Num::Decimal(array.as_primitive::<Decimal128Type>().value(row)),
+        DataType::Float32 => Num::Float(f64::from(array.as_primitive::<Float32Type>().value(row))),
+        DataType::Float64 => Num::Float(array.as_primitive::<Float64Type>().value(row)),
+        _ => return None,
+    })
+}
+
+/// A scalar ordered totally (for MIN/MAX bookkeeping).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct OrdScalar(ScalarValue);
+
+impl PartialOrd for OrdScalar {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for OrdScalar {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.partial_cmp(&other.0).unwrap_or(Ordering::Equal)
+    }
+}
+
+/// The running state of one aggregate call for one group.
+#[derive(Debug, Clone)]
+pub struct Accumulator {
+    function: AggregateFunction,
+    state: State,
+    /// Counts of distinct values seen, for `DISTINCT` calls.
+    distinct: Option<HashMap<ScalarValue, i64>>,
+    /// Scale of a decimal argument (the unit of the running decimal sum).
+    input_scale: i8,
+}
+
+#[derive(Debug, Clone)]
+enum State {
+    Count(i64),
+    Sum {
+        int: i64,
+        decimal: i128,
+        float: f64,
+        count: i64,
+    },
+    MinMax(BTreeMap<OrdScalar, i64>),
+}
+
+impl Accumulator {
+    /// A fresh accumulator for an argument of type `input` (`None` for `COUNT(*)`).
+    pub fn new(function: AggregateFunction, distinct: bool, input: Option<&DataType>) -> Self {
+        let state = match function {
+            AggregateFunction::Count | AggregateFunction::CountStar => State::Count(0),
+            AggregateFunction::Sum | AggregateFunction::Avg => State::Sum {
+                int: 0,
+                decimal: 0,
+                float: 0.0,
+                count: 0,
+            },
+            AggregateFunction::Min | AggregateFunction::Max => State::MinMax(BTreeMap::new()),
+        };
+        let input_scale = match input {
+            Some(DataType::Decimal128(_, s)) => *s,
+            _ => 0,
+        };
+        Self {
+            function,
+            state,
+            distinct: distinct.then(HashMap::new),
+            input_scale,
+        }
+    }
+
+    /// Adds (`add`) or retracts row `row` of `arg` (`None` for `COUNT(*)`).
+    pub fn update(
+        &mut self,
+        arg: Option<&ArrayRef>,
+        row: usize,
+        add: bool,
+    ) -> Result<(), RuntimeError> {
+        let Some(arg) = arg else {
+            if let State::Count(c) = &mut self.state {
+                *c += if add { 1 } else { -1 };
+            }
+            return Ok(());
+        };
+        if arg.is_null(row) {
+            return Ok(());
+        }
+        if let Some(seen) = &mut self.distinct {
+            let value = ScalarValue::try_from_array(arg.as_ref(), row)?;
+            let count = seen.entry(value.clone()).or_insert(0);
+            let before = *count;
+            *count += if add { 1 } else { -1 };
+            let after = *count;
+            if after <= 0 {
+                seen.remove(&value);
+            }
+            // Only the first occurrence adds and only the last retraction removes.
+            let changes = (add && before == 0) || (!add && after == 0);
+            if !changes {
+                return Ok(());
+            }
+        }
+        let sign: i64 = if add { 1 } else { -1 };
+        match &mut self.state {
+            State::Count(c) => *c += sign,
+            State::Sum {
+                int,
+                decimal,
+                float,
+                count,
+            } => {
+                match num_at(arg.as_ref(), row) {
+                    Some(Num::Int(v)) => *int = int.wrapping_add(v.wrapping_mul(sign)),
+                    Some(Num::Decimal(v)) => *decimal = decimal.wrapping_add(v * i128::from(sign)),
+                    Some(Num::Float(v)) => *float += v * sign as f64,
+                    None => return Ok(()),
+                }
+                *count += sign;
+            }
+            State::MinMax(values) => {
+                let key = OrdScalar(ScalarValue::try_from_array(arg.as_ref(), row)?);
+                if add {
+                    *values.entry(key).or_insert(0) += 1;
+                } else if let Some(c) = values.get_mut(&key) {
+                    *c -= 1;
+                    if *c <= 0 {
+                        values.remove(&key);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The aggregate's current value as a scalar of `out` (the call's result type).
+    pub fn value(&self, out: &DataType) -> Result<ScalarValue, RuntimeError> {
+        let null = || ScalarValue::try_from(out).map_err(RuntimeError::from);
+        match (&self.state, self.function) {
+            (State::Count(c), _) => Ok(ScalarValue::Int64(Some(*c))),
+            (State::Sum { count, .. }, _) if *count <= 0 => null(),
+            (
+                State::Sum {
+                    int,
+                    decimal,
+                    float,
+                    count,
+                },
+                f,
+            ) => {
+                let avg = f == AggregateFunction::Avg;
+                match out {
+                    DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
+                        let v = if avg { int.wrapping_div(*count) } else { *int };
+                        // Java integer arithmetic wraps at the result width.
+                        Ok(match out {
+                            DataType::Int8 => ScalarValue::Int8(Some(v as i8)),
+                            DataType::Int16 => ScalarValue::Int16(Some(v as i16)),
+                            DataType::Int32 => ScalarValue::Int32(Some(v as i32)),
+                            _ => ScalarValue::Int64(Some(v)),
+                        })
+                    }
+                    DataType::Decimal128(p, s) => {
+                        let v = if avg {
+                            avg_decimal(*decimal, *count, self.input_scale, *s)
+                        } else {
+                            *decimal
+                        };
+                        if v.unsigned_abs() >= 10u128.pow(u32::from(*p)) {
+                            return null();
+                        }
+                        Ok(ScalarValue::Decimal128(Some(v), *p, *s))
+                    }
+                    DataType::Float32 => Ok(ScalarValue::Float32(Some(
+                        (if avg { float / *count as f64 } else { *float }) as f32,
+                    ))),
+                    _ => Ok(ScalarValue::Float64(Some(if avg {
+                        float / *count as f64
+                    } else {
+                        *float
+                    }))),
+                }
+            }
+            (State::MinMax(values), f) => {
+                let v = if f == AggregateFunction::Min {
+                    values.keys().next()
+                } else {
+                    values.keys().next_back()
+                };
+                match v {
+                    Some(v) => Ok(v.0.clone()),
+                    None => null(),
+                }
+            }
+        }
+    }
+}
+
+/// `sum / count` of a decimal sum in `in_scale` units, rescaled to `out_scale`, rounded half-up.
+fn avg_decimal(sum: i128, count: i64, in_scale: i8, out_scale: i8) -> i128 {
+    let shift = u32::try_from(i32::from(out_scale) - i32::from(in_scale)).unwrap_or(0);
+    let scaled = sum.saturating_mul(10i128.saturating_pow(shift));
+    let count = i128::from(count);
+    let q = scaled / count;
+    let r = scaled % count;
+    if 2 * r.abs() >= count.abs() {
+        q + scaled.signum() * count.signum()
+    } else {
+        q
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{Decimal128Array, Int32Array};
+
+    use super::*;
+
+    #[test]
+    fn sum_and_avg_follow_flink_types() {
+        let ints: ArrayRef = Arc::new(Int32Array::from(vec![
+            Some(i32::MAX),
+            Some(1),
+            None,
+            Some(4),
+        ]));
+        let mut sum = Accumulator::new(AggregateFunction::Sum, false, Some(&DataType::Int32));
+        let mut avg = Accumulator::new(AggregateFunction::Avg, false, Some(&DataType::Int32));
+        for row in 0..4 {
+            sum.update(Some(&ints), row, true).unwrap();
+            avg.update(Some(&ints), row, true).unwrap();
+        }
+        assert_eq!(
+            sum.value(&DataType::Int32).unwrap(),
+            ScalarValue::Int32(Some(i32::MIN + 4))
+        );
+        assert_eq!(
+            avg.value(&DataType::Int32).unwrap(),
+            ScalarValue::Int32(Some(715_827_884))
+        );
+        let decimals: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![100, 200, 200])
+                .with_precision_and_scale(10, 2)
+                .unwrap(),
+        );
+        let mut avg = Accumulator::new(
+            AggregateFunction::Avg,
+            false,
+            Some(&DataType::Decimal128(10, 2)),
+        );
+        for row in 0..3 {
+            avg.update(Some(&decimals), row, true).unwrap();
+        }
+        assert_eq!(
+            avg.value(&DataType::Decimal128(38, 6)).unwrap(),
+            ScalarValue::Decimal128(Some(1_666_667), 38, 6)
+        );
+    }
+
+    #[test]
+    fn min_max_and_distinct_retract() {
+        let v: ArrayRef = Arc::new(Int32Array::from(vec![5, 9, 3, 9]));
+        let mut max = Accumulator::new(AggregateFunction::Max, false, Some(&DataType::Int32));
+        let mut distinct = Accumulator::new(AggregateFunction::Count, true, Some(&DataType::Int32));
+        for row in 0..4 {
+            max.update(Some(&v), row, true).unwrap();
+            distinct.update(Some(&v), row, true).unwrap();
+        }
+        assert_eq!(
+            distinct.value(&DataType::Int64).unwrap(),
+            ScalarValue::Int64(Some(3))
+        );
+        max.update(Some(&v), 1, false).unwrap();
+        assert_eq!(
+            max.value(&DataType::Int32).unwrap(),
+            ScalarValue::Int32(Some(9))
+        );
+        max.update(Some(&v), 3, false).unwrap();
+        assert_eq!(
+            max.value(&DataType::Int32).unwrap(),
+            ScalarValue::Int32(Some(5))
+        );
+        distinct.update(Some(&v), 1, false).unwrap();
+        assert_eq!(
+            distinct.value(&DataType::Int64).unwrap(),
+            ScalarValue::Int64(Some(3))
+        );
+        let mut empty = Accumulator::new(AggregateFunction::Sum, false, Some(&DataType::Int32));
+        empty.update(Some(&v), 0, true).unwrap();
+        empty.update(Some(&v), 0, false).unwrap();
+        assert_eq!(
+            empty.value(&DataType::Int32).unwrap(),
+            ScalarValue::Int32(None)
+        );
+    }
+}

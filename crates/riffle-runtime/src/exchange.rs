@@ -1,0 +1,174 @@
+//! Messages between subtasks and the routing of a subtask's output over its edges.
+
+use std::sync::Arc;
+
+use arrow::array::UInt32Array;
+use arrow::compute::take_record_batch;
+use arrow::row::{RowConverter, SortField};
+use datafusion::common::hash_utils::create_hashes;
+use datafusion::common::hash_utils::RandomState;
+use riffle_connectors::{ChangeBatch, RowKind};
+use riffle_plan::Partitioning;
+use tokio::sync::mpsc::Sender;
+
+use crate::task::RuntimeError;
+
+/// What flows over a channel.
+#[derive(Debug, Clone)]
+pub enum Message {
+    /// Rows.
+    Data(ChangeBatch),
+    /// Event time has reached this value (milliseconds) on the sending channel.
+    Watermark(i64),
+    /// The sending subtask is done.
+    End,
+}
+
+/// A message tagged with the receiver's input channel it arrived on.
+pub type Envelope = (usize, Message);
+
+/// One outgoing edge of a subtask: where its rows go.
+pub struct EdgeOutput {
+    /// Distribution of rows over `targets`.
+    pub partitioning: Partitioning,
+    /// Consumer subtasks with the channel index this subtask has at each of them.
+    pub targets: Vec<(Sender<Envelope>, usize)>,
+    /// Index of the producing subtask (for forward edges).
+    pub subtask: usize,
+    /// Round-robin position (rebalance).
+    pub next: usize,
+}
+
+/// All outgoing edges of a subtask.
+#[derive(Default)]
+pub struct Output {
+    /// The edges.
+    pub edges: Vec<EdgeOutput>,
+}
+
+fn closed() -> RuntimeError {
+    RuntimeError::new("a downstream task stopped unexpectedly")
+}
+
+impl Output {
+    /// Sends rows downstream according to each edge's partitioning.
+    pub async fn send(&mut self, batch: ChangeBatch) -> Result<(), RuntimeError> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        for edge in &mut self.edges {
+            let n = edge.targets.len();
+            if n == 0 {
+                continue;
+            }
+            match &edge.partitioning {
+                Partitioning::Forward => {
+                    let (tx, ch) = &edge.targets[edge.subtask % n];
+                    tx.send((*ch, Message::Data(batch.clone())))
+                        .await
+                        .map_err(|_| closed())?;
+                }
+                Partitioning::Global => {
+                    let (tx, ch) = &edge.targets[0];
+                    tx.send((*ch, Message::Data(batch.clone())))
+                        .await
+                        .map_err(|_| closed())?;
+                }
+                Partitioning::Rebalance => {
+                    let (tx, ch) = &edge.targets[edge.next % n];
+                    edge.next = edge.next.wrapping_add(1);
+                    tx.send((*ch, Message::Data(batch.clone())))
+                        .await
+                        .map_err(|_| closed())?;
+                }
+                Partitioning::Broadcast => {
+                    for (tx, ch) in &edge.targets {
+                        tx.send((*ch, Message::Data(batch.clone())))
+                            .await
+                            .map_err(|_| closed())?;
+                    }
+                }
+                Partitioning::Hash(keys) => {
+                    if n == 1 {
+                        let (tx, ch) = &edge.targets[0];
+                        tx.send((*ch, Message::Data(batch.clone())))
+                            .await
+                            .map_err(|_| closed())?;
+                        continue;
+                    }
+                    let parts = hash_partition(&batch, keys, n)?;
+                    for (target, part) in parts.into_iter().enumerate() {
+                        if let Some(part) = part {
+                            let (tx, ch) = &edge.targets[target];
+                            tx.send((*ch, Message::Data(part)))
+                                .await
+                                .map_err(|_| closed())?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends a watermark (or the end) to every consumer subtask.
+    pub async fn broadcast(&mut self, message: Message) -> Result<(), RuntimeError> {
+        for edge in &self.edges {
+            for (tx, ch) in &edge.targets {
+                // A consumer that already finished (e.g. after an error) needs nothing more.
+                let _ = tx.send((*ch, message.clone())).await;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Splits rows by the hash of their key columns into `n` parts (same key, same part).
+fn hash_partition(
+    batch: &ChangeBatch,
+    keys: &[usize],
+    n: usize,
+) -> Result<Vec<Option<ChangeBatch>>, RuntimeError> {
+    let rows = batch.num_rows();
+    let mut columns = Vec::with_capacity(keys.len());
+    for k in keys {
+        match batch.batch.columns().get(*k) {
+            Some(c) => columns.push(c.clone()),
+            None => {
+                return Err(RuntimeError::new(format!(
+                    "hash key column {k} out of range"
+                )))
+            }
+        }
+    }
+    let mut hashes = vec![0u64; rows];
+    let state = RandomState::with_seed(0);
+    if !columns.is_empty() {
+        create_hashes(&columns, &state, &mut hashes).map_err(RuntimeError::from)?;
+    }
+    let mut indices: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (row, h) in hashes.iter().enumerate() {
+        indices[(*h % n as u64) as usize].push(row as u32);
+    }
+    let mut out = Vec::with_capacity(n);
+    for idx in indices {
+        if idx.is_empty() {
+            out.push(None);
+            continue;
+        }
+        let kinds = batch.kinds.as_ref().map(|k| {
+            idx.iter()
+                .map(|i| k.get(*i as usize).copied().unwrap_or(RowKind::Insert))
+                .collect::<Arc<[RowKind]>>()
+        });
+        let part = take_record_batch(&batch.batch, &UInt32Array::from(idx))?;
+        out.push(Some(ChangeBatch { batch: part, kinds }));
+    }
+    Ok(out)
+}
+
+/// Encodes key columns into comparable, hashable byte rows.
+pub fn key_converter(types: &[arrow::datatypes::DataType]) -> Result<RowConverter, RuntimeError> {
+    RowConverter::new(types.iter().map(|t| SortField::new(t.clone())).collect())
+        .map_err(RuntimeError::from)
+}

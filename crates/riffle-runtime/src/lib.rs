@@ -1,0 +1,100 @@
+//! Riffle's streaming runtime: runs a [`JobGraph`] on tokio.
+//!
+//! Every operator of the graph runs as `parallelism` subtasks (tokio tasks; sources read on
+//! blocking threads). Subtasks talk over bounded channels, so a slow consumer slows its producers
+//! (backpressure). Records travel as Arrow batches with a change kind per row; watermarks travel
+//! in band, and an operator's watermark is the minimum over its input channels. A bounded source
+//! ends with the maximum watermark, so every pending window fires, then closes its channels; the
+//! job ends when every sink has seen the end of all its inputs.
+//!
+//! All connectors and expressions are opened and compiled before any task starts, so a bad
+//! option or expression fails the job before it produces anything.
+
+mod accumulator;
+mod exchange;
+mod operators;
+mod task;
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use riffle_plan::{FlinkSession, JobGraph};
+
+pub use task::RuntimeError;
+
+/// Capacity (in messages) of every channel between subtasks.
+pub const CHANNEL_CAPACITY: usize = 8;
+
+/// Asks a running job to stop: sources stop reading and the pipeline drains.
+#[derive(Debug, Clone, Default)]
+pub struct StopHandle {
+    stopped: Arc<AtomicBool>,
+}
+
+impl StopHandle {
+    /// Requests the stop.
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+    }
+
+    /// True once [`Self::stop`] was called.
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
+}
+
+pub use riffle_connectors::print::PrintTarget;
+
+/// How a job runs.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Where `print` sinks and query results write.
+    pub print_target: PrintTarget,
+    /// Stops the job when requested.
+    pub stop: StopHandle,
+}
+
+/// Runs `graph` to completion (bounded inputs) or until `options.stop` is requested.
+pub async fn run(graph: &JobGraph, options: RunOptions) -> Result<(), RuntimeError> {
+    let session = FlinkSession::new();
+    let job = task::build(graph, &session, &options)?;
+    job.run().await
+}
+
+/// Runs `graph` on a new multi-threaded tokio runtime; a Ctrl-C (or `extra_stop` completing)
+/// stops the job cleanly.
+pub fn run_blocking<F>(graph: &JobGraph, extra_stop: F) -> Result<(), RuntimeError>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| RuntimeError::new(format!("cannot start the tokio runtime: {e}")))?;
+    runtime.block_on(async {
+        let stop = StopHandle::default();
+        let watcher = stop.clone();
+        let signal = tokio::spawn(async move {
+            tokio::select! {
+                r = tokio::signal::ctrl_c() => {
+                    if r.is_ok() {
+                        eprintln!("riffle: stopping (Ctrl-C)");
+                    }
+                }
+                _ = extra_stop => {}
+            }
+            watcher.stop();
+        });
+        let result = run(
+            graph,
+            RunOptions {
+                print_target: PrintTarget::Stdout,
+                stop,
+            },
+        )
+        .await;
+        signal.abort();
+        result
+    })
+}

@@ -1,0 +1,359 @@
+//! Window aggregation (fires per window on the watermark) and unbounded group aggregation
+//! (emits a changelog per input row).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::datatypes::{DataType, SchemaRef};
+use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use arrow::row::{OwnedRow, RowConverter};
+use datafusion::common::ScalarValue;
+use riffle_connectors::{ChangeBatch, RowKind};
+use riffle_plan::AggregateCall;
+
+use super::{millis, Emit, StreamOperator};
+use crate::accumulator::Accumulator;
+use crate::exchange::key_converter;
+use crate::task::RuntimeError;
+
+/// The aggregate calls of an operator with their argument and result types.
+struct Calls {
+    calls: Vec<AggregateCall>,
+    arg_types: Vec<Option<DataType>>,
+    out_types: Vec<DataType>,
+}
+
+impl Calls {
+    fn new(
+        calls: &[AggregateCall],
+        input: &SchemaRef,
+        output: &SchemaRef,
+        keys: usize,
+    ) -> Result<Self, RuntimeError> {
+        let mut arg_types = Vec::new();
+        let mut out_types = Vec::new();
+        for (i, call) in calls.iter().enumerate() {
+            arg_types.push(match call.arg {
+                Some(a) => Some(
+                    input
+                        .fields()
+                        .get(a)
+                        .map(|f| f.data_type().clone())
+                        .ok_or_else(|| RuntimeError::new("aggregate argument out of range"))?,
+                ),
+                None => None,
+            });
+            out_types.push(
+                output
+                    .fields()
+                    .get(keys + i)
+                    .map(|f| f.data_type().clone())
+                    .ok_or_else(|| RuntimeError::new("aggregate output out of range"))?,
+            );
+        }
+        Ok(Self {
+            calls: calls.to_vec(),
+            arg_types,
+            out_types,
+        })
+    }
+
+    fn fresh(&self) -> Vec<Accumulator> {
+        self.calls
+            .iter()
+            .zip(&self.arg_types)
+            .map(|(c, t)| Accumulator::new(c.function, c.distinct, t.as_ref()))
+            .collect()
+    }
+
+    /// Applies row `row` of `batch` to `accs` (adding or retracting).
+    fn update(
+        &self,
+        accs: &mut [Accumulator],
+        batch: &RecordBatch,
+        row: usize,
+        add: bool,
+    ) -> Result<(), RuntimeError> {
+        for (acc, call) in accs.iter_mut().zip(&self.calls) {
+            if let Some(f) = call.filter {
+                let passes = batch
+                    .columns()
+                    .get(f)
+                    .and_then(|c| c.as_boolean_opt())
+                    .is_some_and(|m| m.is_valid(row) && m.value(row));
+                if !passes {
+                    continue;
+                }
+            }
+            let arg: Option<&ArrayRef> = call.arg.and_then(|a| batch.columns().get(a));
+            acc.update(arg, row, add)?;
+        }
+        Ok(())
+    }
+
+    fn values(&self, accs: &[Accumulator]) -> Result<Vec<ScalarValue>, RuntimeError> {
+        accs.iter()
+            .zip(&self.out_types)
+            .map(|(a, t)| a.value(t))
+            .collect()
+    }
+}
+
+/// Collects output rows column by column.
+struct RowsOut {
+    columns: Vec<Vec<ScalarValue>>,
+    kinds: Vec<RowKind>,
+}
+
+impl RowsOut {
+    fn new(width: usize) -> Self {
+        Self {
+            columns: vec![Vec::new(); width],
+            kinds: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, kind: RowKind, key: &[ScalarValue], values: &[ScalarValue]) {
+        for (column, v) in self.columns.iter_mut().zip(key.iter().chain(values)) {
+            column.push(v.clone());
+        }
+        self.kinds.push(kind);
+    }
+
+    fn emit(self, schema: &SchemaRef, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        if self.kinds.is_empty() {
+            return Ok(());
+        }
+        let mut arrays = Vec::with_capacity(self.columns.len());
+        for (column, field) in self.columns.into_iter().zip(schema.fields()) {
+            let array = ScalarValue::iter_to_array(column)?;
+            arrays.push(if array.data_type() == field.data_type() {
+                array
+            } else {
+                arrow::compute::cast(&array, field.data_type())?
+            });
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(self.kinds.len()));
+        let batch = RecordBatch::try_new_with_options(schema.clone(), arrays, &options)?;
+        let kinds = if self.kinds.iter().all(|k| *k == RowKind::Insert) {
+            None
+        } else {
+            Some(Arc::from(self.kinds))
+        };
+        out.push(Emit::Data(ChangeBatch { batch, kinds }));
+        Ok(())
+    }
+}
+
+/// The key scalars of row `row`.
+fn key_values(
+    batch: &RecordBatch,
+    keys: &[usize],
+    row: usize,
+) -> Result<Vec<ScalarValue>, RuntimeError> {
+    keys.iter()
+        .map(|k| match batch.columns().get(*k) {
+            Some(c) => Ok(ScalarValue::try_from_array(c.as_ref(), row)?),
+            None => Err(RuntimeError::new("key column out of range")),
+        })
+        .collect()
+}
+
+fn key_columns(batch: &RecordBatch, keys: &[usize]) -> Vec<ArrayRef> {
+    keys.iter()
+        .filter_map(|k| batch.columns().get(*k).cloned())
+        .collect()
+}
+
+struct Group {
+    key: Vec<ScalarValue>,
+    accs: Vec<Accumulator>,
+}
+
+/// Aggregates per key and window; a window fires when the watermark reaches `window_end - 1`;
+/// rows of windows that already fired are dropped as late.
+pub struct WindowAggregate {
+    keys: Vec<usize>,
+    window_end: usize,
+    calls: Calls,
+    converter: RowConverter,
+    windows: BTreeMap<i64, HashMap<OwnedRow, Group>>,
+    watermark: i64,
+    schema: SchemaRef,
+}
+
+impl WindowAggregate {
+    /// Builds the operator.
+    pub fn new(
+        keys: &[usize],
+        window_end: usize,
+        calls: &[AggregateCall],
+        input: &SchemaRef,
+        schema: SchemaRef,
+    ) -> Result<Self, RuntimeError> {
+        let types: Vec<DataType> = keys
+            .iter()
+            .filter_map(|k| input.fields().get(*k).map(|f| f.data_type().clone()))
+            .collect();
+        Ok(Self {
+            keys: keys.to_vec(),
+            window_end,
+            calls: Calls::new(calls, input, &schema, keys.len())?,
+            converter: key_converter(&types)?,
+            windows: BTreeMap::new(),
+            watermark: i64::MIN,
+            schema,
+        })
+    }
+}
+
+impl StreamOperator for WindowAggregate {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        _out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let batch = batch.batch;
+        let Some(end_column) = batch.columns().get(self.window_end) else {
+            return Err(RuntimeError::new("window_end column out of range"));
+        };
+        let ends = millis(end_column)?;
+        let rows = self
+            .converter
+            .convert_columns(&key_columns(&batch, &self.keys))?;
+        for row in 0..batch.num_rows() {
+            if ends.is_null(row) {
+                continue;
+            }
+            let end = ends.value(row);
+            if end.saturating_sub(1) <= self.watermark {
+                continue; // late: the window already fired
+            }
+            let groups = self.windows.entry(end).or_default();
+            let key = rows.row(row).owned();
+            let group = match groups.get_mut(&key) {
+                Some(g) => g,
+                None => {
+                    let g = Group {
+                        key: key_values(&batch, &self.keys, row)?,
+                        accs: self.calls.fresh(),
+                    };
+                    groups.entry(key).or_insert(g)
+                }
+            };
+            self.calls.update(&mut group.accs, &batch, row, true)?;
+        }
+        Ok(())
+    }
+
+    fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        self.watermark = watermark;
+        let mut rows = RowsOut::new(self.schema.fields().len());
+        while let Some(entry) = self.windows.first_entry() {
+            if entry.key().saturating_sub(1) > watermark {
+                break;
+            }
+            for (_, group) in entry.remove() {
+                let values = self.calls.values(&group.accs)?;
+                rows.push(RowKind::Insert, &group.key, &values);
+            }
+        }
+        rows.emit(&self.schema, out)?;
+        out.push(Emit::Watermark(watermark));
+        Ok(())
+    }
+}
+
+struct KeyState {
+    key: Vec<ScalarValue>,
+    accs: Vec<Accumulator>,
+    /// Accumulated minus retracted rows.
+    count: i64,
+    previous: Vec<ScalarValue>,
+}
+
+/// Unbounded aggregation per key, emitting `+I` for a new key, `-U`/`+U` when its result
+/// changes and `-D` when its last row is retracted (Flink's `GroupAggFunction`).
+pub struct GroupAggregate {
+    keys: Vec<usize>,
+    calls: Calls,
+    converter: RowConverter,
+    groups: HashMap<OwnedRow, KeyState>,
+    schema: SchemaRef,
+}
+
+impl GroupAggregate {
+    /// Builds the operator.
+    pub fn new(
+        keys: &[usize],
+        calls: &[AggregateCall],
+        input: &SchemaRef,
+        schema: SchemaRef,
+    ) -> Result<Self, RuntimeError> {
+        let types: Vec<DataType> = keys
+            .iter()
+            .filter_map(|k| input.fields().get(*k).map(|f| f.data_type().clone()))
+            .collect();
+        Ok(Self {
+            keys: keys.to_vec(),
+            calls: Calls::new(calls, input, &schema, keys.len())?,
+            converter: key_converter(&types)?,
+            groups: HashMap::new(),
+            schema,
+        })
+    }
+}
+
+impl StreamOperator for GroupAggregate {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let rows = self
+            .converter
+            .convert_columns(&key_columns(&batch.batch, &self.keys))?;
+        let mut emitted = RowsOut::new(self.schema.fields().len());
+        for row in 0..batch.num_rows() {
+            let add = batch.kind(row).is_addition();
+            let key = rows.row(row).owned();
+            let first = !self.groups.contains_key(&key);
+            if first && !add {
+                continue; // retraction of an unknown key: nothing to retract
+            }
+            if first {
+                let state = KeyState {
+                    key: key_values(&batch.batch, &self.keys, row)?,
+                    accs: self.calls.fresh(),
+                    count: 0,
+                    previous: Vec::new(),
+                };
+                self.groups.insert(key.clone(), state);
+            }
+            let Some(state) = self.groups.get_mut(&key) else {
+                continue;
+            };
+            self.calls.update(&mut state.accs, &batch.batch, row, add)?;
+            state.count += if add { 1 } else { -1 };
+            if state.count <= 0 {
+                if !first {
+                    emitted.push(RowKind::Delete, &state.key, &state.previous);
+                }
+                self.groups.remove(&key);
+                continue;
+            }
+            let values = self.calls.values(&state.accs)?;
+            if first {
+                emitted.push(RowKind::Insert, &state.key, &values);
+            } else if values != state.previous {
+                emitted.push(RowKind::UpdateBefore, &state.key, &state.previous);
+                emitted.push(RowKind::UpdateAfter, &state.key, &values);
+            }
+            state.previous = values;
+        }
+        emitted.emit(&self.schema, out)
+    }
+}

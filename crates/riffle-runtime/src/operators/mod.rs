@@ -1,0 +1,447 @@
+//! The stream operators: what one subtask does with its input.
+
+mod aggregate;
+
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, TimestampMillisecondArray, UInt32Array,
+};
+use arrow::compute::{cast, concat, filter_record_batch, take_record_batch};
+use arrow::datatypes::{
+    DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit, TimestampMillisecondType,
+};
+use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::physical_expr::PhysicalExpr;
+use riffle_connectors::{ChangeBatch, RowKind, SinkWriter, SourceReader};
+use riffle_plan::window::assign_windows;
+use riffle_plan::{
+    arrow_schema, Field, FlinkSession, NamedExpr, Operator, OperatorKind, WindowSpec,
+};
+
+use crate::task::RuntimeError;
+
+/// Something an operator produces.
+#[derive(Debug)]
+pub enum Emit {
+    /// Rows.
+    Data(ChangeBatch),
+    /// A watermark to forward.
+    Watermark(i64),
+}
+
+/// The behaviour of one subtask of a non-source operator.
+pub trait StreamOperator: Send {
+    /// Handles rows that arrived on input `input`.
+    fn process(
+        &mut self,
+        input: usize,
+        batch: ChangeBatch,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError>;
+
+    /// Handles an advance of the input watermark (the minimum over all input channels).
+    fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        out.push(Emit::Watermark(watermark));
+        Ok(())
+    }
+
+    /// Called once after every input has ended.
+    fn end(&mut self, _out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        Ok(())
+    }
+}
+
+/// The schema the runtime builds arrays with: the graph's types, every column nullable (the
+/// graph keeps Flink's nullability for display; NOT NULL is not re-checked here).
+pub fn runtime_schema(fields: &[Field]) -> Result<SchemaRef, RuntimeError> {
+    let schema = arrow_schema(fields)?;
+    Ok(Arc::new(Schema::new(
+        schema
+            .fields()
+            .iter()
+            .map(|f| ArrowField::new(f.name(), f.data_type().clone(), true))
+            .collect::<Vec<_>>(),
+    )))
+}
+
+/// Builds the operator for one subtask of `op` (not sources, values or sinks).
+pub fn create(
+    op: &Operator,
+    inputs: &[&Operator],
+    session: &FlinkSession,
+) -> Result<Box<dyn StreamOperator>, RuntimeError> {
+    let schema = runtime_schema(&op.schema)?;
+    let input = match inputs.first() {
+        Some(i) => runtime_schema(&i.schema)?,
+        None => {
+            return Err(RuntimeError::new(format!(
+                "operator {} has no input",
+                op.id
+            )))
+        }
+    };
+    let compile = |sql: &str| -> Result<Arc<dyn PhysicalExpr>, RuntimeError> {
+        session
+            .physical_expr(sql, &input)
+            .map_err(|e| RuntimeError::new(format!("cannot compile `{sql}`: {e}")))
+    };
+    Ok(match &op.kind {
+        OperatorKind::Calc { filter, projection } => Box::new(Calc {
+            filter: filter.as_deref().map(compile).transpose()?,
+            projection: projection
+                .iter()
+                .map(|NamedExpr { sql, .. }| compile(sql))
+                .collect::<Result<_, _>>()?,
+            schema,
+        }),
+        OperatorKind::WatermarkAssigner {
+            rowtime,
+            expr,
+            interval_ms,
+        } => Box::new(WatermarkAssigner {
+            expr: compile(expr)?,
+            rowtime: *rowtime,
+            interval: *interval_ms,
+            current: 0,
+            last: 0,
+        }),
+        OperatorKind::WindowAssign {
+            window,
+            time_column,
+        } => Box::new(WindowAssign {
+            spec: *window,
+            time_column: *time_column,
+            schema,
+            windows: Vec::new(),
+        }),
+        OperatorKind::WindowAggregate {
+            keys,
+            window_end,
+            aggregates,
+        } => Box::new(aggregate::WindowAggregate::new(
+            keys,
+            *window_end,
+            aggregates,
+            &input,
+            schema,
+        )?),
+        OperatorKind::GroupAggregate { keys, aggregates } => Box::new(
+            aggregate::GroupAggregate::new(keys, aggregates, &input, schema)?,
+        ),
+        OperatorKind::Union => Box::new(Union),
+        OperatorKind::Source { .. } | OperatorKind::Values { .. } | OperatorKind::Sink { .. } => {
+            return Err(RuntimeError::new(format!(
+                "operator {} is not a stream operator",
+                op.id
+            )))
+        }
+    })
+}
+
+/// Evaluates an expression to an array of `rows` values.
+fn evaluate(expr: &Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> Result<ArrayRef, RuntimeError> {
+    Ok(expr.evaluate(batch)?.into_array(batch.num_rows())?)
+}
+
+/// Keeps the change kinds of the rows selected by `mask`.
+fn filter_kinds(kinds: &Option<Arc<[RowKind]>>, mask: &BooleanArray) -> Option<Arc<[RowKind]>> {
+    kinds.as_ref().map(|k| {
+        k.iter()
+            .enumerate()
+            .filter(|(i, _)| mask.is_valid(*i) && mask.value(*i))
+            .map(|(_, k)| *k)
+            .collect()
+    })
+}
+
+/// Filter + projection.
+struct Calc {
+    filter: Option<Arc<dyn PhysicalExpr>>,
+    projection: Vec<Arc<dyn PhysicalExpr>>,
+    schema: SchemaRef,
+}
+
+impl StreamOperator for Calc {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let ChangeBatch { batch, kinds } = batch;
+        let (batch, kinds) = match &self.filter {
+            Some(f) => {
+                let mask = evaluate(f, &batch)?;
+                let Some(mask) = mask.as_boolean_opt() else {
+                    return Err(RuntimeError::new("filter condition is not boolean"));
+                };
+                (
+                    filter_record_batch(&batch, mask)?,
+                    filter_kinds(&kinds, mask),
+                )
+            }
+            None => (batch, kinds),
+        };
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let mut columns = Vec::with_capacity(self.projection.len());
+        for (expr, field) in self.projection.iter().zip(self.schema.fields()) {
+            let array = evaluate(expr, &batch)?;
+            columns.push(if array.data_type() == field.data_type() {
+                array
+            } else {
+                cast(&array, field.data_type())?
+            });
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
+        out.push(Emit::Data(ChangeBatch { batch, kinds }));
+        Ok(())
+    }
+}
+
+/// Flink's watermark assigner: per row, the watermark is the maximum of the strategy
+/// expression so far (starting at 0); it is emitted whenever it advanced by more than the
+/// interval since the last emitted one. Upstream watermarks are ignored except the final one.
+struct WatermarkAssigner {
+    expr: Arc<dyn PhysicalExpr>,
+    rowtime: usize,
+    interval: i64,
+    current: i64,
+    last: i64,
+}
+
+/// Epoch milliseconds of a timestamp array.
+fn millis(array: &ArrayRef) -> Result<TimestampMillisecondArray, RuntimeError> {
+    let ms = match array.data_type() {
+        DataType::Timestamp(TimeUnit::Millisecond, _) => array.clone(),
+        _ => cast(array, &DataType::Timestamp(TimeUnit::Millisecond, None))?,
+    };
+    match ms.as_primitive_opt::<TimestampMillisecondType>() {
+        Some(a) => Ok(a.clone()),
+        None => Err(RuntimeError::new(format!(
+            "expected a timestamp, got {}",
+            array.data_type()
+        ))),
+    }
+}
+
+impl StreamOperator for WatermarkAssigner {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        if let Some(rowtime) = batch.batch.columns().get(self.rowtime) {
+            if rowtime.null_count() > 0 {
+                return Err(RuntimeError::new(
+                    "RowTime field should not be null, please convert it to a non-null long value.",
+                ));
+            }
+        }
+        let marks = millis(&evaluate(&self.expr, &batch.batch)?)?;
+        let mut start = 0;
+        for row in 0..batch.num_rows() {
+            if marks.is_valid(row) {
+                self.current = self.current.max(marks.value(row));
+            }
+            if self.current.saturating_sub(self.last) > self.interval {
+                out.push(Emit::Data(slice(&batch, start, row + 1)));
+                out.push(Emit::Watermark(self.current));
+                self.last = self.current;
+                start = row + 1;
+            }
+        }
+        if start < batch.num_rows() {
+            out.push(Emit::Data(slice(&batch, start, batch.num_rows())));
+        }
+        Ok(())
+    }
+
+    fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        if watermark == i64::MAX && self.current != i64::MAX {
+            self.current = i64::MAX;
+            out.push(Emit::Watermark(i64::MAX));
+        }
+        Ok(())
+    }
+}
+
+/// Rows `[from, to)` of a change batch.
+fn slice(batch: &ChangeBatch, from: usize, to: usize) -> ChangeBatch {
+    ChangeBatch {
+        batch: batch.batch.slice(from, to - from),
+        kinds: batch.kinds.as_ref().map(|k| {
+            k.get(from..to)
+                .map(Arc::from)
+                .unwrap_or_else(|| Arc::from(Vec::new()))
+        }),
+    }
+}
+
+/// Window TVF: one output row per (row, window) with the window's start, end and time.
+struct WindowAssign {
+    spec: WindowSpec,
+    time_column: usize,
+    schema: SchemaRef,
+    windows: Vec<(i64, i64)>,
+}
+
+impl StreamOperator for WindowAssign {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let Some(time) = batch.batch.columns().get(self.time_column) else {
+            return Err(RuntimeError::new("window time column out of range"));
+        };
+        let time = millis(time)?;
+        let mut rows = Vec::new();
+        let mut starts = Vec::new();
+        let mut ends = Vec::new();
+        for row in 0..batch.num_rows() {
+            if time.is_null(row) {
+                continue;
+            }
+            assign_windows(&self.spec, time.value(row), &mut self.windows);
+            for (s, e) in &self.windows {
+                rows.push(row as u32);
+                starts.push(*s);
+                ends.push(*e);
+            }
+        }
+        let taken = take_record_batch(&batch.batch, &UInt32Array::from(rows))?;
+        let mut columns = taken.columns().to_vec();
+        let window_time: Vec<i64> = ends.iter().map(|e| e - 1).collect();
+        columns.push(Arc::new(TimestampMillisecondArray::from(starts)));
+        columns.push(Arc::new(TimestampMillisecondArray::from(ends)));
+        let time_type = self
+            .schema
+            .fields()
+            .last()
+            .map(|f| f.data_type().clone())
+            .unwrap_or(DataType::Null);
+        columns.push(cast(
+            &(Arc::new(TimestampMillisecondArray::from(window_time)) as ArrayRef),
+            &time_type,
+        )?);
+        let options = RecordBatchOptions::new().with_row_count(Some(taken.num_rows()));
+        let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
+        out.push(Emit::Data(ChangeBatch::inserts(batch)));
+        Ok(())
+    }
+}
+
+/// UNION ALL: forwards every input.
+struct Union;
+
+impl StreamOperator for Union {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        out.push(Emit::Data(batch));
+        Ok(())
+    }
+}
+
+/// Writes rows to a connector sink.
+pub struct SinkOperator {
+    writer: Box<dyn SinkWriter>,
+}
+
+impl SinkOperator {
+    /// Wraps an opened sink.
+    pub fn new(writer: Box<dyn SinkWriter>) -> Self {
+        Self { writer }
+    }
+}
+
+impl StreamOperator for SinkOperator {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        _out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        Ok(self.writer.write(&batch)?)
+    }
+
+    fn watermark(&mut self, _watermark: i64, _out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        Ok(())
+    }
+
+    fn end(&mut self, _out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        Ok(self.writer.finish()?)
+    }
+}
+
+/// A source emitting constant rows (`VALUES`); only subtask 0 emits them.
+pub fn values(
+    rows: &[Vec<String>],
+    schema: SchemaRef,
+    session: &FlinkSession,
+    subtask: usize,
+) -> Result<Box<dyn SourceReader>, RuntimeError> {
+    let empty = Schema::empty();
+    let one_row = RecordBatch::try_new_with_options(
+        Arc::new(empty.clone()),
+        vec![],
+        &RecordBatchOptions::new().with_row_count(Some(1)),
+    )?;
+    let runtime = Arc::new(Schema::new(
+        schema
+            .fields()
+            .iter()
+            .map(|f| ArrowField::new(f.name(), f.data_type().clone(), true))
+            .collect::<Vec<_>>(),
+    ));
+    let mut columns: Vec<Vec<ArrayRef>> = vec![Vec::new(); runtime.fields().len()];
+    for row in rows {
+        if row.len() != columns.len() {
+            return Err(RuntimeError::new(
+                "VALUES row has the wrong number of columns",
+            ));
+        }
+        for ((sql, column), field) in row.iter().zip(columns.iter_mut()).zip(runtime.fields()) {
+            let expr = session.physical_expr(sql, &empty)?;
+            let array = evaluate(&expr, &one_row)?;
+            column.push(if array.data_type() == field.data_type() {
+                array
+            } else {
+                cast(&array, field.data_type())?
+            });
+        }
+    }
+    let batch = if subtask == 0 && !rows.is_empty() {
+        let mut arrays = Vec::with_capacity(columns.len());
+        for column in &columns {
+            let refs: Vec<&dyn Array> = column.iter().map(|a| a.as_ref()).collect();
+            arrays.push(concat(&refs)?);
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(rows.len()));
+        Some(RecordBatch::try_new_with_options(
+            runtime, arrays, &options,
+        )?)
+    } else {
+        None
+    };
+    Ok(Box::new(ValuesSource { batch }))
+}
+
+struct ValuesSource {
+    batch: Option<RecordBatch>,
+}
+
+impl SourceReader for ValuesSource {
+    fn next_batch(&mut self) -> riffle_connectors::Result<Option<RecordBatch>> {
+        Ok(self.batch.take())
+    }
+}
