@@ -19,6 +19,7 @@ mod connector;
 mod feature;
 mod format;
 mod function;
+mod mapping;
 mod option_type;
 mod registry;
 mod support;
@@ -28,6 +29,13 @@ pub use connector::{ConnectorSchema, FormatRequirement, OptionSpec, Role};
 pub use feature::Feature;
 pub use format::{ChangelogMode, FormatSchema};
 pub use function::{ArgSpec, FunctionKind, FunctionSpec, ReturnRule, Signature, TypeFamily};
+pub use mapping::{
+    init_mappings, Condition, FlinkRelease, FlinkReleases, FlinkVersion, GroupWindows, JarRules,
+    KafkaMapping, KafkaOptionRule, KeyColumns, KeyOverride, KeyRewrite, LegacyKey, LegacyOptions,
+    Mappings, MetadataRule, OverrideAction, RocketmqFlinkRelease, RocketmqKeys, RoleCanonical,
+    RoleLists, RsqldbMapping, RuleAction, SyntaxRewrite, SyntaxSince, ToKafkaRule, ToKafkaValue,
+    UpsertLayout, ValueSource, WindowSpec,
+};
 pub use option_type::{parse_char, parse_duration_nanos, parse_memory_size, OptionType};
 pub use registry::{init, Dialects, LoadError};
 pub use support::Support;
@@ -39,6 +47,17 @@ fn registry() -> &'static Dialects {
         Ok(dialects) => dialects,
         Err(e) => {
             panic!("embedded dialect data is invalid (riffle-dialects' tests catch this): {e}")
+        }
+    }
+}
+
+/// The migration and export mappings (`dialects/mappings/`). Like the registry, the embedded
+/// files are checked by this crate's tests, so a failure here is a build defect.
+pub fn mappings() -> &'static Mappings {
+    match init_mappings() {
+        Ok(mappings) => mappings,
+        Err(e) => {
+            panic!("embedded mapping data is invalid (riffle-dialects' tests catch this): {e}")
         }
     }
 }
