@@ -11,9 +11,38 @@
 //! * compares an engine's output with a case's expectation ([`compare`]) following the rules
 //!   documented on that function, with a unified diff when they differ.
 //!
-//! It has no dependency on an engine: a runner materialises the inputs, runs the statements from
-//! [`Case::statements`] with [`Case::effective_config`], and hands the printed rows (or the
-//! error) to [`compare`].
+//! It has no dependency on an engine: a runner materialises the inputs
+//! ([`Case::write_inputs`]), runs the statements from [`Case::statements_with_paths`] with
+//! [`Case::effective_config`], and hands the printed rows (or the error) to [`compare`]:
+//!
+//! ```
+//! use riffle_compat::{compare, ActualOutput, Case};
+//!
+//! let text = "\
+//! ## Count per item.
+//! --- input t
+//! a
+//! a
+//! --- sql
+//! CREATE TABLE t (item STRING) WITH ('connector' = 'filesystem', 'path' = '${t}', 'format' = 'csv');
+//! SELECT item, COUNT(*) FROM t GROUP BY item;
+//! --- expected (flink 2.3.0)
+//! +I[a, 1]
+//! -U[a, 1]
+//! +U[a, 2]
+//! ";
+//! let case = Case::parse("aggregation/count.test", text)?;
+//! let dir = std::env::temp_dir().join("riffle-compat-doc");
+//! std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+//! let statements = case.statements_with_paths(&case.write_inputs(&dir)?)?;
+//! assert_eq!(statements.len(), 2);
+//! // ... run `statements` with `case.effective_config()` on the engine, then:
+//! let actual = ActualOutput::Rows(vec!["+I[a, 1]".into(), "-U[a, 1]".into(), "+U[a, 2]".into()]);
+//! let expected = case.expected.as_ref().ok_or("not generated yet")?;
+//! let result = compare(expected, &actual);
+//! assert!(result.passed(), "{result}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod case;
 mod compare;
