@@ -1,11 +1,14 @@
 //! Function calls: lookup (built-ins from `dialects/flink/functions.toml`, then user functions),
 //! signature matching and result types from the data file's return rules.
 
-use riffle_dialects::{ArgSpec, FunctionKind, FunctionSpec, ReturnRule, Signature, TypeFamily};
+use riffle_dialects::{
+    ArgSpec, FunctionKind, FunctionSpec, Nullability, ReturnRule, Signature, TypeFamily,
+};
 use riffle_sql::ast::{DataType, Expr, RowField, TypeKind};
 use sqlparser::ast::{
     Function, FunctionArg, FunctionArgExpr, FunctionArgOperator, FunctionArgumentClause,
-    FunctionArguments, WindowType,
+    FunctionArguments, Ident, NamedWindowDefinition, NamedWindowExpr, WindowFrame,
+    WindowFrameBound, WindowSpec, WindowType,
 };
 
 use crate::catalog::FunctionRef;
@@ -171,42 +174,59 @@ impl Analyzer {
             self.check_group_window_time(f, signature, &typed);
         }
         let mut ty = self.apply_rule(&signature.returns, spec, signature, &types, f);
-        let declared_not_null = matches!(&signature.returns, ReturnRule::Type(_)) && !ty.nullable;
-        let any_nullable = types.iter().any(|t| t.nullable);
-        match spec.kind {
-            FunctionKind::Aggregate if (f.over.is_some() || !cx.grouped) && !declared_not_null => {
-                // Calcite: an aggregate without GROUP BY (or over a window) yields NULL on
-                // empty input.
-                ty.nullable = true;
-            }
-            FunctionKind::Scalar if !types::is_unknown(&ty) => {
-                ty = scalar_result(spec, signature, ty, &types, f);
-                // Most scalar functions are NULL exactly when an argument is (Calcite's
-                // `*_NULLABLE` inference, Flink's `nullableIfArgs`); declared NOT NULL results,
-                // explicitly nullable rules, LEAST_RESTRICTIVE (CASE-like) and TARGET_TYPE
-                // (JSON_VALUE may return NULL for any input) keep their own nullability.
-                let keeps_own = declared_not_null
-                    || matches!(
-                        signature.returns,
-                        ReturnRule::ArgNullable(_)
-                            | ReturnRule::LeastRestrictive
-                            | ReturnRule::TargetType
-                            | ReturnRule::RowOfArgs
-                    );
-                if !keeps_own && !types.is_empty() {
-                    ty.nullable = any_nullable;
-                }
-                // IF(cond, a, b) is NULL when its condition may be.
-                if spec.name == "IF" {
-                    ty.nullable |= any_nullable;
-                }
-            }
-            _ => {}
+        if spec.kind == FunctionKind::Scalar && !types::is_unknown(&ty) {
+            ty = scalar_result(spec, signature, ty, &types, f);
+        }
+        if !types::is_unknown(&ty) {
+            // Calcite: an aggregate without GROUP BY, or over a frame that may hold no rows,
+            // can see an empty group.
+            let empty_group = spec.kind == FunctionKind::Aggregate
+                && f.over
+                    .as_ref()
+                    .map_or(!cx.grouped, |w| self.window_may_be_empty(w));
+            ty.nullable = result_nullable(signature.nullable, &ty, &types, empty_group);
         }
         Typed {
             ty,
             time: time_attribute_of(&upper),
         }
+    }
+
+    /// Whether the frame of an `OVER` window may hold no rows (an aggregate over it is then
+    /// nullable). A window without a frame of its own takes that of the window it names.
+    fn window_may_be_empty(&self, over: &WindowType) -> bool {
+        let frame = match over {
+            WindowType::WindowSpec(spec) => self.frame_of(spec),
+            WindowType::NamedWindow(name) => self.named_frame(name),
+        };
+        frame.is_some_and(frame_may_be_empty)
+    }
+
+    /// The frame of a window specification, or of the window it is based on.
+    fn frame_of<'a>(&'a self, spec: &'a WindowSpec) -> Option<&'a WindowFrame> {
+        spec.window_frame.as_ref().or_else(|| {
+            spec.window_name
+                .as_ref()
+                .and_then(|name| self.named_frame(name))
+        })
+    }
+
+    /// The frame of a window of the current `WINDOW` clause, following `w AS v` references (at
+    /// most once per window, so a cycle ends).
+    fn named_frame(&self, name: &Ident) -> Option<&WindowFrame> {
+        let mut name = name;
+        for _ in 0..self.windows.len() {
+            let NamedWindowDefinition(_, expr) =
+                self.windows.iter().find(|w| w.0.value == name.value)?;
+            match expr {
+                NamedWindowExpr::WindowSpec(spec) => match &spec.window_frame {
+                    Some(frame) => return Some(frame),
+                    None => name = spec.window_name.as_ref()?,
+                },
+                NamedWindowExpr::NamedWindow(next) => name = next,
+            }
+        }
+        None
     }
 
     /// Legacy group windows (`GROUP BY TUMBLE(ts, ...)`) and their auxiliaries need a time
@@ -356,7 +376,6 @@ impl Analyzer {
                 riffle_sql::parse_data_type(text).unwrap_or_else(|_| unknown())
             }
             ReturnRule::Arg(n) => arg(*n),
-            ReturnRule::ArgNullable(n) => arg(*n).with_nullable(true),
             ReturnRule::LeastRestrictive => {
                 // The value arguments are those of the last argument's family: IF(cond, a, b)
                 // and ELT(n, a, b, ...) leave out their leading condition / index.
@@ -379,12 +398,6 @@ impl Analyzer {
                 };
                 let values = values.as_slice();
                 match types::common_type(values) {
-                    // Flink's COALESCE / IFNULL (`nullableIfAllArgs(COMMON)`) are NULL only when
-                    // every argument may be.
-                    Some(t) if matches!(spec.name.as_str(), "COALESCE" | "IFNULL") => {
-                        let nullable = values.iter().all(|v| v.nullable);
-                        t.with_nullable(nullable)
-                    }
                     Some(t) => t,
                     None => {
                         if !values.iter().any(types::is_unknown) && !values.is_empty() {
@@ -478,6 +491,50 @@ impl Analyzer {
                 unknown()
             }
         }
+    }
+}
+
+/// Whether a call's result may be NULL, as its signature's nullability says. `derived` is the
+/// type the return rule gave; `empty_group` is set for an aggregate that may see an empty group.
+fn result_nullable(
+    nullable: Nullability,
+    derived: &DataType,
+    args: &[DataType],
+    empty_group: bool,
+) -> bool {
+    match nullable {
+        Nullability::Args => empty_group || args.iter().any(|t| t.nullable),
+        Nullability::AllArgs => !args.is_empty() && args.iter().all(|t| t.nullable),
+        // An argument left out (LAG without a default) gives NULL.
+        Nullability::Arg(n) => args.get(n).is_none_or(|t| t.nullable),
+        Nullability::Always => true,
+        Nullability::Never => false,
+        Nullability::Rule => derived.nullable,
+    }
+}
+
+/// Whether a window frame may hold no rows, as Calcite's `SqlWindow.isAlwaysNonEmpty` judges
+/// it: a frame left out, or given only by its lower bound, ends at the current row; a bound with
+/// an offset (`1 PRECEDING`) is an expression Calcite does not look into, so such a frame may be
+/// empty; otherwise the lower bound must not come after the upper one.
+fn frame_may_be_empty(frame: &WindowFrame) -> bool {
+    let end = frame
+        .end_bound
+        .as_ref()
+        .unwrap_or(&WindowFrameBound::CurrentRow);
+    match (bound_order(&frame.start_bound), bound_order(end)) {
+        (Some(lower), Some(upper)) => lower > upper,
+        _ => true,
+    }
+}
+
+/// The order of a frame bound without an offset (Calcite's `RexWindowBound.getOrderKey`).
+fn bound_order(bound: &WindowFrameBound) -> Option<u8> {
+    match bound {
+        WindowFrameBound::Preceding(None) => Some(0),
+        WindowFrameBound::CurrentRow => Some(2),
+        WindowFrameBound::Following(None) => Some(4),
+        WindowFrameBound::Preceding(Some(_)) | WindowFrameBound::Following(Some(_)) => None,
     }
 }
 

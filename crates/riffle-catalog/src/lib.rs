@@ -112,6 +112,8 @@ pub(crate) struct Analyzer {
     pub missing_connector: Vec<(ObjectPath, Span)>,
     /// Tables whose required options are checked at the end.
     pub pending_required: Vec<options::PendingRequired>,
+    /// The `WINDOW` clause of the `SELECT` whose projection is being typed (`OVER w`).
+    pub windows: Vec<sqlparser::ast::NamedWindowDefinition>,
 }
 
 impl Analyzer {

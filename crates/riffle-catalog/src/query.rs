@@ -245,6 +245,8 @@ impl Analyzer {
         };
 
         let mut fields: Vec<Field> = Vec::new();
+        // `OVER w` in the projection names a window of this SELECT's WINDOW clause.
+        let outer_windows = std::mem::replace(&mut self.windows, select.named_window.clone());
         for (ordinal, item) in select.projection.iter().enumerate() {
             match item {
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
@@ -323,6 +325,7 @@ impl Analyzer {
                 }
             }
         }
+        self.windows = outer_windows;
         if let Some(h) = &select.having {
             self.condition(h, cx, "HAVING clause must be a condition");
             if aggregated {

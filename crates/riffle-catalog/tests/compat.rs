@@ -18,51 +18,10 @@ use riffle_sql::ast::StatementKind;
 use riffle_sql::Severity;
 
 /// Cases where Riffle's analysis differs from Flink, and why.
-const KNOWN: &[(&str, &str)] = &[
-    (
-        "aggregation/collect_multiset",
-        "functions.toml types COLLECT as MULTISET_OF(ARG0), nullable; Flink's COLLECT is NOT NULL",
-    ),
-    (
-        "over/lag_lead",
-        "functions.toml types LAG as ARG0_NULLABLE; with a NOT NULL default Flink's LAG is NOT NULL",
-    ),
-    (
-        "window-agg/cube",
-        "functions.toml gives GROUPING the arguments (ANY, ANY...), which needs two; GROUPING(a) is valid",
-    ),
-    (
-        "functions-json/json_object_array",
-        "functions.toml gives JSON_OBJECT the arguments (ANY...), which needs one; JSON_OBJECT() is valid",
-    ),
-    ("functions-misc/hash_code", "functions.toml has no HASH_CODE"),
-    (
-        "functions-json/json_aggregates",
-        "functions.toml types JSON_OBJECTAGG / JSON_ARRAYAGG as STRING; Flink says VARCHAR(2000)",
-    ),
-    ("functions-string/hashes", "functions.toml types MD5 / SHA1 / SHA256 as STRING; Flink says CHAR(n)"),
-    (
-        "casts/interval_casts",
-        "riffle-sql's interval types keep no resolution (INTERVAL SECOND(3), INTERVAL MONTH)",
-    ),
-    // Flink declares some functions' results always nullable (they return NULL on bad input);
-    // functions.toml cannot say so yet, and Riffle applies the usual rule (NULL only when an
-    // argument may be).
-    ("casts/temporal_casts", "TO_TIMESTAMP_LTZ is always nullable in Flink"),
-    ("functions-misc/printf_format", "PRINTF is always nullable in Flink"),
-    ("functions-misc/url_encode_decode", "URL_ENCODE / URL_DECODE are always nullable in Flink"),
-    ("functions-string/ascii_chr", "CHR is always nullable in Flink"),
-    ("functions-string/parse_url", "PARSE_URL is always nullable in Flink"),
-    ("functions-string/str_to_map", "STR_TO_MAP is always nullable in Flink"),
-    ("functions-temporal/convert_tz", "CONVERT_TZ is always nullable in Flink"),
-    ("functions-temporal/date_format", "DATE_FORMAT(STRING, STRING) is always nullable in Flink"),
-    ("functions-temporal/to_date_to_timestamp", "TO_DATE / TO_TIMESTAMP are always nullable in Flink"),
-    ("time-zones/from_unixtime_zones", "FROM_UNIXTIME is always nullable in Flink"),
-    ("time-zones/ltz_display_shanghai", "TO_TIMESTAMP_LTZ is always nullable in Flink"),
-    ("time-zones/offset_zone_id", "CONVERT_TZ / TO_TIMESTAMP are always nullable in Flink"),
-    ("time-zones/timestamp_not_affected", "DATE_FORMAT(STRING, STRING) is always nullable in Flink"),
-    ("time-zones/to_timestamp_ltz_string_ms", "TO_TIMESTAMP_LTZ is always nullable in Flink"),
-];
+const KNOWN: &[(&str, &str)] = &[(
+    "casts/interval_casts",
+    "riffle-sql's interval types keep no resolution (INTERVAL SECOND(3), INTERVAL MONTH)",
+)];
 
 /// Cases Flink rejects after validation (planning, changelog checks, runtime errors on data):
 /// analysis is not expected to report them.
@@ -80,6 +39,10 @@ const NOT_ANALYSIS: &[(&str, &str)] = &[
     (
         "errors/proctime_temporal_join_non_lookup",
         "planner: versioned table needs a primary key",
+    ),
+    (
+        "errors/proctime_temporal_join_with_pk",
+        "planner: processing-time temporal join needs a lookup source",
     ),
     (
         "errors/set_statement_in_sql",

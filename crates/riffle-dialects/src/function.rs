@@ -162,8 +162,6 @@ pub enum ReturnRule {
     Type(String),
     /// `ARGn`: the type of argument `n` (0-based).
     Arg(usize),
-    /// `ARGn_NULLABLE`: the type of argument `n`, made nullable.
-    ArgNullable(usize),
     /// `LEAST_RESTRICTIVE`: the common type of the value arguments (for `CASE`/`IF`, the
     /// result branches).
     LeastRestrictive,
@@ -229,9 +227,6 @@ impl ReturnRule {
             return Ok(rule);
         }
         if let Some(rest) = text.strip_prefix("ARG") {
-            if let Some(n) = rest.strip_suffix("_NULLABLE") {
-                return parse_index(n).map(ReturnRule::ArgNullable);
-            }
             if rest.chars().all(|c| c.is_ascii_digit()) {
                 return parse_index(rest).map(ReturnRule::Arg);
             }
@@ -266,7 +261,64 @@ impl ReturnRule {
                 _ => Err(format!("unknown return rule `{text}`")),
             };
         }
+        if text.ends_with(" NOT NULL") {
+            // One place says whether a result may be NULL: the signature's `nullable`.
+            return Err(format!(
+                "`{text}`: write the type without NOT NULL and set `nullable = \"never\"`"
+            ));
+        }
         validate_concrete_type(text).map(|()| ReturnRule::Type(text.to_string()))
+    }
+
+    /// True for a concrete type (`STRING`, `DECIMAL(38, 18)`), false for derived rules.
+    pub fn is_concrete(&self) -> bool {
+        matches!(self, ReturnRule::Type(_))
+    }
+}
+
+/// When a signature's result may be NULL.
+///
+/// Flink decides this per function: most results are NULL exactly when an argument is
+/// (`nullableIfArgs`, Calcite's `*_NULLABLE` / `TO_NULLABLE`), some are always nullable because
+/// they return NULL on bad input (`forceNullable`, `*_FORCE_NULLABLE`), some never are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Nullability {
+    /// `args` (the default): nullable exactly when an argument is. For an aggregate, also when
+    /// its group may be empty (no `GROUP BY`, or an `OVER` window), as Calcite's
+    /// `*_NULLABLE_IF_EMPTY` rules say.
+    #[default]
+    Args,
+    /// `all-args`: nullable only when every argument is (Flink's `nullableIfAllArgs`, used by
+    /// `COALESCE` and `IFNULL`).
+    AllArgs,
+    /// `ARGn`: nullable exactly when argument `n` is, or when it is left out (`LAG(x, 1, d)` is
+    /// `NOT NULL` when the default `d` is).
+    Arg(usize),
+    /// `always`: always nullable (Flink's `forceNullable`).
+    Always,
+    /// `never`: never NULL.
+    Never,
+    /// `rule`: whatever the return rule derives (a field's or element's own nullability, the
+    /// common type of `CASE` branches).
+    Rule,
+}
+
+impl Nullability {
+    /// Parses the `nullable` value of a signature.
+    pub fn parse(text: &str) -> Result<Nullability, String> {
+        match text {
+            "args" => Ok(Nullability::Args),
+            "all-args" => Ok(Nullability::AllArgs),
+            "always" => Ok(Nullability::Always),
+            "never" => Ok(Nullability::Never),
+            "rule" => Ok(Nullability::Rule),
+            _ => match text.strip_prefix("ARG") {
+                Some(digits) => parse_index(digits).map(Nullability::Arg),
+                None => Err(format!(
+                    "unknown nullability `{text}` (args, all-args, ARGn, always, never or rule)"
+                )),
+            },
+        }
     }
 }
 
@@ -376,6 +428,8 @@ pub struct Signature {
     pub args: Vec<ArgSpec>,
     /// How the result type is derived.
     pub returns: ReturnRule,
+    /// When the result may be NULL.
+    pub nullable: Nullability,
     /// How the call is written when it is not `NAME(arg, ...)` (e.g. `FLOOR(t TO unit)`).
     pub form: Option<String>,
 }
@@ -439,6 +493,7 @@ struct RawFunction {
 struct RawSignature {
     args: Vec<String>,
     returns: String,
+    nullable: Option<String>,
     form: Option<String>,
 }
 
@@ -478,6 +533,26 @@ pub(crate) fn check_since(since: &str) -> Result<(), String> {
     }
 }
 
+/// Rejects nullability values that cannot mean anything for the signature.
+fn check_nullability(
+    nullable: Nullability,
+    returns: &ReturnRule,
+    args: &[ArgSpec],
+) -> Result<(), String> {
+    match (nullable, returns) {
+        // A concrete type derives no nullability of its own.
+        (Nullability::Rule, ReturnRule::Type(t)) => Err(format!(
+            "`nullable = \"rule\"` needs a derived return rule, not the type `{t}`"
+        )),
+        (Nullability::Arg(n), _) if n >= args.len() && !args.last().is_some_and(|a| a.variadic) => {
+            Err(format!(
+                "`nullable = \"ARG{n}\"` names an argument the signature does not have"
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn resolve_function(
     f: RawFunction,
     categories: &[String],
@@ -505,9 +580,15 @@ fn resolve_function(
                 .map(|a| ArgSpec::parse(a))
                 .collect::<Result<Vec<_>, _>>()?;
             let returns = ReturnRule::parse(&s.returns)?;
+            let nullable = s
+                .nullable
+                .as_deref()
+                .map_or(Ok(Nullability::Args), Nullability::parse)?;
+            check_nullability(nullable, &returns, &args)?;
             Ok(Signature {
                 args,
                 returns,
+                nullable,
                 form: s.form,
             })
         })
@@ -558,10 +639,6 @@ mod tests {
     #[test]
     fn parses_return_rules() {
         assert_eq!(ReturnRule::parse("ARG0"), Ok(ReturnRule::Arg(0)));
-        assert_eq!(
-            ReturnRule::parse("ARG1_NULLABLE"),
-            Ok(ReturnRule::ArgNullable(1))
-        );
         assert_eq!(ReturnRule::parse("SUM_OF(ARG0)"), Ok(ReturnRule::SumOf(0)));
         assert_eq!(
             ReturnRule::parse("ARRAY_OF(ELEMENT_OF(ARG0))"),
@@ -579,8 +656,8 @@ mod tests {
             Ok(ReturnRule::Type("DECIMAL(38, 18)".into()))
         );
         assert_eq!(
-            ReturnRule::parse("MAP<STRING, ARRAY<INT>> NOT NULL"),
-            Ok(ReturnRule::Type("MAP<STRING, ARRAY<INT>> NOT NULL".into()))
+            ReturnRule::parse("MAP<STRING, ARRAY<INT NOT NULL>>"),
+            Ok(ReturnRule::Type("MAP<STRING, ARRAY<INT NOT NULL>>".into()))
         );
         for bad in [
             "ARG",
@@ -591,8 +668,36 @@ mod tests {
             "ARRAY<INT",
             "FOO_OF(ARG0)",
             "MAP<INT>",
+            "ARG1_NULLABLE",
+            "BIGINT NOT NULL",
         ] {
             assert!(ReturnRule::parse(bad).is_err(), "{bad} should be rejected");
         }
+    }
+
+    #[test]
+    fn parses_nullability() {
+        assert_eq!(Nullability::parse("args"), Ok(Nullability::Args));
+        assert_eq!(Nullability::parse("all-args"), Ok(Nullability::AllArgs));
+        assert_eq!(Nullability::parse("always"), Ok(Nullability::Always));
+        assert_eq!(Nullability::parse("never"), Ok(Nullability::Never));
+        assert_eq!(Nullability::parse("rule"), Ok(Nullability::Rule));
+        assert_eq!(Nullability::parse("ARG2"), Ok(Nullability::Arg(2)));
+        for bad in ["", "Always", "ARG", "ARGx", "nullable"] {
+            assert!(Nullability::parse(bad).is_err(), "{bad} should be rejected");
+        }
+    }
+
+    #[test]
+    fn checks_nullability_against_the_signature() {
+        let int = ArgSpec::parse("INTEGER_NUMERIC").expect("family");
+        let rest = ArgSpec::parse("ANY...").expect("family");
+        let string = ReturnRule::Type("STRING".into());
+        assert!(check_nullability(Nullability::Rule, &string, &[int]).is_err());
+        assert!(check_nullability(Nullability::Rule, &ReturnRule::Arg(0), &[int]).is_ok());
+        assert!(check_nullability(Nullability::Arg(1), &string, &[int]).is_err());
+        assert!(check_nullability(Nullability::Arg(1), &string, &[int, int]).is_ok());
+        assert!(check_nullability(Nullability::Arg(3), &string, &[int, rest]).is_ok());
+        assert!(check_nullability(Nullability::Always, &string, &[]).is_ok());
     }
 }

@@ -28,7 +28,9 @@ pub use config::ConfigOptionSpec;
 pub use connector::{ConnectorSchema, FormatRequirement, OptionSpec, Role};
 pub use feature::Feature;
 pub use format::{ChangelogMode, FormatSchema};
-pub use function::{ArgSpec, FunctionKind, FunctionSpec, ReturnRule, Signature, TypeFamily};
+pub use function::{
+    ArgSpec, FunctionKind, FunctionSpec, Nullability, ReturnRule, Signature, TypeFamily,
+};
 pub use mapping::{
     init_mappings, Condition, FlinkRelease, FlinkReleases, FlinkVersion, GroupWindows, JarRules,
     KafkaMapping, KafkaOptionRule, KeyColumns, KeyOverride, KeyRewrite, LegacyKey, LegacyOptions,
