@@ -170,13 +170,7 @@ impl Entry {
             }
             Err(_) => {
                 let (sink, rest) = split_sink(line);
-                let kind = match rest.get(..2) {
-                    Some("+I") => Some(RowKind::Insert),
-                    Some("-U") => Some(RowKind::UpdateBefore),
-                    Some("+U") => Some(RowKind::UpdateAfter),
-                    Some("-D") => Some(RowKind::Delete),
-                    _ => None,
-                };
+                let kind = rest.get(..2).and_then(RowKind::from_marker);
                 let fields = if kind.is_some() { &rest[2..] } else { rest };
                 Entry {
                     sink: sink.map(str::to_string),

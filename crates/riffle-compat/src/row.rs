@@ -46,7 +46,8 @@ impl RowKind {
         matches!(self, RowKind::Insert | RowKind::UpdateAfter)
     }
 
-    fn from_marker(text: &str) -> Option<RowKind> {
+    /// The kind for a printed marker (`+I`, `-U`, `+U`, `-D`).
+    pub(crate) fn from_marker(text: &str) -> Option<RowKind> {
         match text {
             "+I" => Some(RowKind::Insert),
             "-U" => Some(RowKind::UpdateBefore),
