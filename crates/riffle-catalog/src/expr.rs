@@ -3,6 +3,7 @@
 use riffle_sql::ast::{DataType, Expr, Ident, TypeKind, MAX_LENGTH};
 use sqlparser::ast::{AccessExpr, BinaryOperator, DateTimeField, Subscript, UnaryOperator, Value};
 
+use crate::functions::with_builtin_nullability;
 use crate::schema::TimeAttribute;
 use crate::scope::{Ctes, Scope};
 use crate::types::{self, nullable, unknown};
@@ -212,6 +213,7 @@ impl Analyzer {
                 expr: e,
                 substring_from,
                 substring_for,
+                shorthand,
                 ..
             } => {
                 let t = self.type_expr(e, cx).ty;
@@ -246,7 +248,10 @@ impl Analyzer {
                         span_of(expr),
                     );
                 }
-                Typed::of(varying_string_of(&t))
+                // SUBSTR is Flink's own function (always nullable), SUBSTRING Calcite's.
+                let name = if *shorthand { "SUBSTR" } else { "SUBSTRING" };
+                let args: Vec<DataType> = std::iter::once(t.clone()).chain(positions).collect();
+                Typed::of(with_builtin_nullability(name, varying_string_of(&t), &args))
             }
             Expr::Trim {
                 expr: e,

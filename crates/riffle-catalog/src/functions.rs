@@ -12,7 +12,7 @@ use sqlparser::ast::{
 };
 
 use crate::catalog::FunctionRef;
-use crate::expr::{arithmetic, element_type, Arith, ExprCx, Typed};
+use crate::expr::{arithmetic, element_type, varying_string_of, Arith, ExprCx, Typed};
 use crate::schema::TimeAttribute;
 use crate::types::{self, unknown};
 use crate::{span_of, Analyzer};
@@ -429,6 +429,7 @@ impl Analyzer {
                 arithmetic(Arith::Divide, &arg(0), &arg(1)).unwrap_or_else(unknown)
             }
             ReturnRule::SumOf(n) => unknown_or(&arg(*n), types::sum_type),
+            ReturnRule::VaryingOf(n) => varying_string_of(&arg(*n)),
             ReturnRule::AvgOf(n) => unknown_or(&arg(*n), types::avg_type),
             // Unlike `arr[i]`, rules keep the element's own nullability (MAP_FROM_ARRAYS keys).
             ReturnRule::ElementOf(n) => match arg(*n).kind {
@@ -491,6 +492,27 @@ impl Analyzer {
                 unknown()
             }
         }
+    }
+}
+
+/// Applies the nullability the data file gives a built-in that has its own syntax, so the
+/// expression typing derives its type (`SUBSTR(s, 2)` parses as a substring expression).
+pub(crate) fn with_builtin_nullability(
+    name: &str,
+    derived: DataType,
+    args: &[DataType],
+) -> DataType {
+    if types::is_unknown(&derived) {
+        return derived;
+    }
+    let nullable = riffle_dialects::function(name)
+        .and_then(|f| f.signatures.first())
+        .map_or(derived.nullable, |s| {
+            result_nullable(s.nullable, &derived, args, false)
+        });
+    DataType {
+        nullable,
+        ..derived
     }
 }
 

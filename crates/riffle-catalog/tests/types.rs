@@ -218,6 +218,100 @@ fn aggregates() {
 }
 
 #[test]
+fn result_nullability_follows_each_function() {
+    // nullable = "always": Flink's forceNullable / FlinkSqlOperatorTable's *_FORCE_NULLABLE
+    // (these return NULL on bad input, so even literal arguments give a nullable result).
+    assert_eq!(
+        type_of("TO_TIMESTAMP('2024-01-01 00:00:00')"),
+        "TIMESTAMP(3)"
+    );
+    assert_eq!(type_of("TO_DATE('2024-01-01')"), "DATE");
+    assert_eq!(
+        type_of("DATE_FORMAT(TIMESTAMP '2024-01-01 00:00:00', 'yyyy')"),
+        "STRING"
+    );
+    assert_eq!(type_of("CHR(65)"), "STRING");
+    // FlinkSqlOperatorTable ARG0_VARCHAR_FORCE_NULLABLE: the argument made varying and nullable.
+    assert_eq!(type_of("SUBSTR('abc', 2)"), "VARCHAR(3)");
+    assert_eq!(type_of("LEFT(c, 2)"), "VARCHAR(3)");
+    assert_eq!(type_of("STR_TO_MAP('a=1')"), "MAP<STRING, STRING>");
+    assert_eq!(type_of("PRINTF('%d', nn)"), "STRING");
+    assert_eq!(type_of("TYPEOF(nn)"), "STRING");
+    // nullable = "args" (the default): Calcite *_NULLABLE / Flink nullableIfArgs.
+    assert_eq!(type_of("MD5('abc')"), "CHAR(32) NOT NULL");
+    assert_eq!(type_of("SHA256(s)"), "CHAR(64)");
+    assert_eq!(type_of("SHA2('abc', 256)"), "VARCHAR(128) NOT NULL");
+    assert_eq!(type_of("HASH_CODE('abc')"), "INT NOT NULL");
+    assert_eq!(type_of("HASH_CODE(s)"), "INT");
+    // nullable = "ARG0": TRANSLATE depends on its first argument only.
+    assert_eq!(type_of("TRANSLATE('abc', s, s)"), "STRING NOT NULL");
+    assert_eq!(type_of("TRANSLATE(s, 'a', 'b')"), "STRING");
+    // nullable = "never": Calcite's plain ReturnTypes.BOOLEAN, JSON constructors.
+    assert_eq!(type_of("IS_DIGIT(s)"), "BOOLEAN NOT NULL");
+    assert_eq!(type_of("IS_DECIMAL(i)"), "BOOLEAN NOT NULL");
+    assert_eq!(type_of("JSON_OBJECT()"), "STRING NOT NULL");
+    assert_eq!(type_of("JSON_ARRAY(s)"), "STRING NOT NULL");
+    // nullable = "all-args": COALESCE / IFNULL (nullableIfAllArgs).
+    assert_eq!(type_of("IFNULL(i, nn)"), "INT NOT NULL");
+    assert_eq!(type_of("COALESCE(i, b)"), "BIGINT");
+}
+
+#[test]
+fn aggregate_nullability() {
+    // Calcite's TO_MULTISET: COLLECT is a NOT NULL multiset, with or without GROUP BY.
+    assert_eq!(types_of("COLLECT(s)", ""), ["MULTISET<STRING> NOT NULL"]);
+    // ARG0_NULLABLE_IF_EMPTY (MIN/MAX, Flink's FIRST_VALUE/LAST_VALUE): the argument's
+    // nullability within groups, nullable without GROUP BY.
+    assert_eq!(
+        types_of("MAX(nn), FIRST_VALUE(nn), LAST_VALUE(s)", "GROUP BY s"),
+        ["INT NOT NULL", "INT NOT NULL", "STRING"]
+    );
+    assert_eq!(types_of("MIN(nn)", ""), ["INT"]);
+    // Calcite's JSON_OBJECTAGG / JSON_ARRAYAGG: ReturnTypes.VARCHAR_2000.
+    assert_eq!(
+        types_of("JSON_OBJECTAGG(KEY s VALUE i), JSON_ARRAYAGG(i)", ""),
+        ["VARCHAR(2000) NOT NULL", "VARCHAR(2000) NOT NULL"]
+    );
+    // GROUPING takes one or more grouping expressions.
+    assert_eq!(
+        types_of("s, GROUPING(s), GROUPING_ID(s, i)", "GROUP BY CUBE (s, i)"),
+        ["STRING", "BIGINT NOT NULL", "BIGINT NOT NULL"]
+    );
+}
+
+#[test]
+fn over_nullability() {
+    // Calcite SqlLeadLagAggFunction: NOT NULL only with a NOT NULL default.
+    assert_eq!(
+        types_of(
+            "LAG(nn) OVER (ORDER BY ts), LAG(i, 1, 0) OVER (ORDER BY ts), \
+             LEAD(nn, 1, i) OVER (ORDER BY ts)",
+            ""
+        ),
+        ["INT", "INT NOT NULL", "INT"]
+    );
+    // An aggregate over a window is nullable only when Calcite cannot prove the frame non-empty
+    // (SqlWindow.isAlwaysNonEmpty): a bound with an offset, in the call or in the WINDOW clause.
+    assert_eq!(
+        types_of(
+            "SUM(nn) OVER (ORDER BY ts), \
+             SUM(nn) OVER (ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), \
+             SUM(nn) OVER (ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW), \
+             SUM(nn) OVER w, SUM(nn) OVER v, COUNT(i) OVER w",
+            "WINDOW w AS (ORDER BY ts ROWS 1 PRECEDING), v AS (ORDER BY ts)"
+        ),
+        [
+            "INT NOT NULL",
+            "INT NOT NULL",
+            "INT",
+            "INT",
+            "INT NOT NULL",
+            "BIGINT NOT NULL"
+        ]
+    );
+}
+
+#[test]
 fn names_and_time_attributes() {
     let sql =
         format!("{TYPES_TABLE}SELECT i, t.s, i + 1, i AS i, ts, CAST(ts AS TIMESTAMP(3)) FROM t;");

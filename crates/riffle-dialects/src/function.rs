@@ -177,6 +177,9 @@ pub enum ReturnRule {
     /// `AVG_OF(ARGn)`: Flink's AVG result for argument `n` (integers keep their type,
     /// `DECIMAL(p, s)` becomes `DECIMAL(38, max(s, 6))`).
     AvgOf(usize),
+    /// `VARYING_OF(ARGn)`: argument `n`'s character string type made varying (`CHAR(n)` and
+    /// `VARCHAR(n)` become `VARCHAR(n)`; Calcite's `TO_VARYING`).
+    VaryingOf(usize),
     /// `ELEMENT_OF(ARGn)`: the element type of the array or multiset argument `n`.
     ElementOf(usize),
     /// `ENTRY_OF(ARGn)`: a `ROW<key, value>` of the map argument `n`'s key and value types.
@@ -243,6 +246,7 @@ impl ReturnRule {
             return match name {
                 "SUM_OF" => arg_rule(ReturnRule::SumOf),
                 "AVG_OF" => arg_rule(ReturnRule::AvgOf),
+                "VARYING_OF" => arg_rule(ReturnRule::VaryingOf),
                 "ELEMENT_OF" => arg_rule(ReturnRule::ElementOf),
                 "ENTRY_OF" => arg_rule(ReturnRule::EntryOf),
                 "KEY_OF" => arg_rule(ReturnRule::KeyOf),
@@ -640,6 +644,10 @@ mod tests {
     fn parses_return_rules() {
         assert_eq!(ReturnRule::parse("ARG0"), Ok(ReturnRule::Arg(0)));
         assert_eq!(ReturnRule::parse("SUM_OF(ARG0)"), Ok(ReturnRule::SumOf(0)));
+        assert_eq!(
+            ReturnRule::parse("VARYING_OF(ARG0)"),
+            Ok(ReturnRule::VaryingOf(0))
+        );
         assert_eq!(
             ReturnRule::parse("ARRAY_OF(ELEMENT_OF(ARG0))"),
             Ok(ReturnRule::ArrayOf(Box::new(ReturnRule::ElementOf(0))))

@@ -506,6 +506,20 @@ mod tests {
                  [[options]]\nkey = 'json.x'\ntype = 'string'\ndescription = 'd'\n",
                 "does not start with `raw.`",
             ),
+            (
+                "flink/functions.toml",
+                "categories = ['c']\nstatus = 'supported'\n[[function]]\nname = 'F'\n\
+                 kind = 'scalar'\ncategory = 'c'\n\
+                 signatures = [{ args = [], returns = 'INT', nullable = 'sometimes' }]\n",
+                "unknown nullability `sometimes`",
+            ),
+            (
+                "flink/functions.toml",
+                "categories = ['c']\nstatus = 'supported'\n[[function]]\nname = 'F'\n\
+                 kind = 'scalar'\ncategory = 'c'\n\
+                 signatures = [{ args = [], returns = 'INT NOT NULL' }]\n",
+                "`nullable = \"never\"`",
+            ),
         ];
         for (file, text, expected) in cases {
             let e = load_with(file, text);

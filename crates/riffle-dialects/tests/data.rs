@@ -2,8 +2,8 @@
 
 use riffle_dialects::{
     config_option, connector, connectors, did_you_mean, feature, features, format, formats,
-    function, function_categories, functions, init, ChangelogMode, FunctionKind, OptionType,
-    ReturnRule, Role, Support,
+    function, function_categories, functions, init, ChangelogMode, FunctionKind, Nullability,
+    OptionType, ReturnRule, Role, Support,
 };
 
 #[test]
@@ -285,4 +285,63 @@ fn config_lookups_follow_fallback_keys_and_types() {
     ] {
         assert!(config_option(key).is_some(), "missing {key}");
     }
+}
+
+#[test]
+fn function_results_say_when_they_are_null() {
+    let nullability = |name: &str| -> Vec<Nullability> {
+        let f = function(name).unwrap_or_else(|| panic!("missing function {name}"));
+        f.signatures.iter().map(|s| s.nullable).collect()
+    };
+    // Flink's forceNullable / FlinkSqlOperatorTable's *_FORCE_NULLABLE: NULL on bad input.
+    for name in [
+        "TO_TIMESTAMP",
+        "TO_TIMESTAMP_LTZ",
+        "TO_DATE",
+        "DATE_FORMAT",
+        "CONVERT_TZ",
+        "PARSE_URL",
+        "URL_DECODE",
+        "URL_ENCODE",
+        "STR_TO_MAP",
+        "CHR",
+        "FROM_UNIXTIME",
+        "PRINTF",
+        "JSON_VALUE",
+        "TRY_CAST",
+    ] {
+        assert!(
+            nullability(name).iter().all(|n| *n == Nullability::Always),
+            "{name} is always nullable"
+        );
+    }
+    assert_eq!(nullability("UPPER"), [Nullability::Args]);
+    assert_eq!(nullability("COALESCE"), [Nullability::AllArgs]);
+    assert_eq!(nullability("LAG"), [Nullability::Arg(2)]);
+    assert_eq!(nullability("TRANSLATE"), [Nullability::Arg(0)]);
+    assert_eq!(nullability("COLLECT"), [Nullability::Never]);
+    assert_eq!(nullability("IS_DIGIT"), [Nullability::Never; 2]);
+    // Calcite's ReturnTypes.explicit(CHAR, n) for the fixed-length hashes.
+    for (name, n) in [
+        ("MD5", 32),
+        ("SHA1", 40),
+        ("SHA224", 56),
+        ("SHA256", 64),
+        ("SHA384", 96),
+        ("SHA512", 128),
+    ] {
+        let f = function(name).expect("hash function");
+        for s in &f.signatures {
+            assert_eq!(s.returns, ReturnRule::Type(format!("CHAR({n})")), "{name}");
+        }
+    }
+    // GROUPING(a) and JSON_OBJECT() are valid calls.
+    let grouping = function("GROUPING").expect("grouping");
+    assert!(grouping.signatures[0]
+        .args
+        .iter()
+        .all(|a| a.variadic && !a.optional));
+    let json_object = function("JSON_OBJECT").expect("json_object");
+    assert!(json_object.signatures[0].args.iter().all(|a| a.optional));
+    assert!(function("HASH_CODE").is_some());
 }
