@@ -142,9 +142,9 @@ impl Analyzer {
             .option(&option.key)
             .or_else(|| format_option(formats, &option.key))
         else {
-            // Flink's filesystem connector leaves `<format>.*` keys unchecked ("some formats like
-            // parquet and orc can not list all supported options").
-            let format_prefixed = schema.name == "filesystem"
+            // Some connectors (filesystem) leave `<format>.*` keys the format does not know
+            // unchecked.
+            let format_prefixed = schema.format.unchecked_format_options
                 && formats
                     .iter()
                     .any(|(_, f)| option.key.starts_with(&format!("{}.", f.name)));

@@ -409,3 +409,21 @@ fn filesystem_leaves_format_options_unchecked() {
         render(sql, &analysis)
     );
 }
+
+#[test]
+fn other_connectors_check_format_options() {
+    // Only connectors whose schema sets `unchecked_format_options` (filesystem) let unknown
+    // `<format>.*` keys through; Flink's kafka factory validates them.
+    let sql = "CREATE TABLE k (a INT) WITH ('connector' = 'kafka', 'topic' = 't',
+        'properties.bootstrap.servers' = 'b:9092', 'format' = 'csv', 'csv.no-such-thing' = 'x');
+        SELECT * FROM k;";
+    let analysis = analyze(sql);
+    assert!(
+        analysis
+            .diagnostics
+            .iter()
+            .any(|d| d.code == "unknown-option" && d.message.contains("'kafka'")),
+        "{}",
+        render(sql, &analysis)
+    );
+}

@@ -37,6 +37,11 @@ pub struct FormatRequirement {
     /// Formats the connector accepts; empty means any format that has a schema in `dialects/`.
     #[serde(default)]
     pub allowed: Vec<String>,
+    /// Whether the connector leaves keys starting with `<format>.` unchecked when the format does
+    /// not know them (Flink's filesystem connector validates all other keys but these, as some
+    /// formats such as parquet and orc cannot list every option they take).
+    #[serde(default)]
+    pub unchecked_format_options: bool,
 }
 
 impl FormatRequirement {

@@ -345,3 +345,15 @@ fn function_results_say_when_they_are_null() {
     assert!(json_object.signatures[0].args.iter().all(|a| a.optional));
     assert!(function("HASH_CODE").is_some());
 }
+
+#[test]
+fn only_filesystem_leaves_format_options_unchecked() {
+    for c in connectors() {
+        assert_eq!(
+            c.format.unchecked_format_options,
+            c.name == "filesystem",
+            "{}",
+            c.name
+        );
+    }
+}
