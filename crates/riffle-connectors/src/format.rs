@@ -393,7 +393,7 @@ mod tests {
         assert_eq!(java_double(1.5e-5), "1.5E-5");
         assert_eq!(java_double(-2.0), "-2.0");
         assert_eq!(java_double(f64::NAN), "NaN");
-        assert_eq!(java_float(3.14), "3.14");
+        assert_eq!(java_float(2.5), "2.5");
     }
 
     #[test]

@@ -85,6 +85,10 @@ fn df_error(e: DataFusionError, span: Span) -> Box<Diagnostic> {
             let m = m.strip_prefix("unsupported feature: ").unwrap_or(m);
             unsupported(m, span)
         }
+        DataFusionError::Plan(m) if m.starts_with("Invalid function") => {
+            let name = m.split('\'').nth(1).unwrap_or("?").to_ascii_uppercase();
+            unsupported(format!("function {name}"), span)
+        }
         DataFusionError::Plan(m) => plan_error(m, span),
         DataFusionError::SchemaError(inner, _) => plan_error(inner, span),
         other => plan_error(other, span),
@@ -158,6 +162,17 @@ impl Planner {
         let span = statement.span;
         match &statement.kind {
             StatementKind::Set(Some(option)) => {
+                if option.key == "table.local-time-zone"
+                    && !matches!(
+                        option.value.as_str(),
+                        "UTC" | "Z" | "+00:00" | "GMT" | "Etc/UTC"
+                    )
+                {
+                    return Err(unsupported(
+                        format!("'table.local-time-zone' = '{}' (only UTC)", option.value),
+                        span,
+                    ));
+                }
                 self.config.insert(option.key.clone(), option.value.clone());
             }
             StatementKind::Set(None) => {}
@@ -434,10 +449,13 @@ impl Planner {
             enable_ident_normalization: false,
             ..ParserOptions::default()
         };
-        let statement = sql::Statement::Query(Box::new(query.clone()));
+        let mut query = query.clone();
+        name_expressions(&mut query);
+        let statement = sql::Statement::Query(Box::new(query));
         let plan = SqlToRel::new_with_options(&provider, options)
             .sql_statement_to_plan(statement)
             .map_err(|e| df_error(e, span))?;
+        let plan = int_literals(plan).map_err(|e| df_error(e, span))?;
         Analyzer::new()
             .execute_and_check(plan, self.session.state().config_options(), |_, _| {})
             .map_err(|e| df_error(e, span))
@@ -501,6 +519,134 @@ impl Planner {
 fn type_of(expr: &Expr, schema: &DFSchema) -> DfResult<(ArrowType, bool)> {
     let (_, field) = expr.to_field(schema)?;
     Ok((field.data_type().clone(), field.is_nullable()))
+}
+
+/// Scalar functions whose DataFusion implementation was checked against Flink's behaviour (by
+/// the conformance cases); any other function is rejected as unsupported rather than run with
+/// possibly different semantics. Names are DataFusion's (lower case).
+const VERIFIED_FUNCTIONS: &[&str] = &[
+    "atan2",
+    "btrim",
+    "character_length",
+    "cos",
+    "degrees",
+    "lower",
+    "lpad",
+    "ltrim",
+    "pi",
+    "radians",
+    "repeat",
+    "replace",
+    "reverse",
+    "rpad",
+    "rtrim",
+    "sin",
+    "tan",
+    "upper",
+    "uuid",
+];
+
+/// Rejects expressions that call functions outside [`VERIFIED_FUNCTIONS`] (and Riffle's own).
+fn check_functions(exprs: &[&Expr], span: Span) -> PlanResult<()> {
+    use datafusion::common::tree_node::TreeNodeRecursion;
+    let mut unknown = std::collections::BTreeSet::new();
+    for expr in exprs {
+        let _ = expr.apply(|e| {
+            if let Expr::ScalarFunction(f) = e {
+                let name = f.name();
+                if !VERIFIED_FUNCTIONS.contains(&name)
+                    && !crate::functions::RIFFLE_FUNCTIONS.contains(&name)
+                {
+                    unknown.insert(name.to_ascii_uppercase());
+                }
+            }
+            Ok(TreeNodeRecursion::Continue)
+        });
+    }
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = unknown.into_iter().collect();
+    Err(unsupported(
+        format!(
+            "function {} (not verified against Flink yet)",
+            names.join(", ")
+        ),
+        span,
+    ))
+}
+
+/// Names unaliased computed select items `EXPR$<position>` as Calcite does (DataFusion would
+/// reject two equal unaliased expressions).
+fn name_expressions(query: &mut sql::Query) {
+    use std::ops::ControlFlow;
+
+    use datafusion::sql::sqlparser::ast::{SelectItem, SetExpr, VisitMut, VisitorMut};
+
+    struct Namer;
+
+    fn name_set_expr(body: &mut SetExpr) {
+        match body {
+            SetExpr::Select(select) => {
+                for (i, item) in select.projection.iter_mut().enumerate() {
+                    if let SelectItem::UnnamedExpr(expr) = item {
+                        if !matches!(
+                            expr,
+                            sql::Expr::Identifier(_) | sql::Expr::CompoundIdentifier(_)
+                        ) {
+                            let alias = sql::Ident::with_quote('`', format!("EXPR${i}"));
+                            *item = SelectItem::ExprWithAlias {
+                                expr: expr.clone(),
+                                alias,
+                            };
+                        }
+                    }
+                }
+            }
+            SetExpr::SetOperation { left, right, .. } => {
+                name_set_expr(left);
+                name_set_expr(right);
+            }
+            _ => {}
+        }
+    }
+
+    impl VisitorMut for Namer {
+        type Break = ();
+
+        fn post_visit_query(&mut self, query: &mut sql::Query) -> ControlFlow<Self::Break> {
+            name_set_expr(&mut query.body);
+            ControlFlow::Continue(())
+        }
+    }
+
+    let _ = query.visit(&mut Namer);
+}
+
+/// Types integer literals as Flink does: `INT` when the value fits, `BIGINT` otherwise
+/// (DataFusion makes every integer literal `BIGINT`, which changes overflow behaviour).
+fn int_literals(plan: LogicalPlan) -> DfResult<LogicalPlan> {
+    use datafusion::logical_expr::expr_rewriter::NamePreserver;
+    plan.transform_up_with_subqueries(|node| {
+        // Output names stay as they were, so references from parent nodes still resolve.
+        let preserver = NamePreserver::new(&node);
+        let node = node.map_expressions(|e| {
+            let saved = preserver.save(&e);
+            let rewritten = e.transform(|e| match e {
+                Expr::Literal(ScalarValue::Int64(Some(v)), meta) if i32::try_from(v).is_ok() => Ok(
+                    Transformed::yes(Expr::Literal(ScalarValue::Int32(Some(v as i32)), meta)),
+                ),
+                other => Ok(Transformed::no(other)),
+            })?;
+            Ok(rewritten.update_data(|e| saved.restore(e)))
+        })?;
+        if node.transformed {
+            Ok(Transformed::yes(node.data.recompute_schema()?))
+        } else {
+            Ok(node)
+        }
+    })
+    .map(|t| t.data)
 }
 
 /// Parses Flink durations such as `200 ms`, `1 s`, `200`.
@@ -1123,6 +1269,7 @@ impl GraphBuilder<'_> {
             LogicalPlan::Values(v) => {
                 let mut rows = Vec::new();
                 for row in &v.values {
+                    check_functions(&row.iter().collect::<Vec<_>>(), self.span)?;
                     let mut out = Vec::new();
                     for e in row {
                         out.push(
@@ -1373,6 +1520,7 @@ impl GraphBuilder<'_> {
         out_schema: &DFSchema,
     ) -> PlanResult<Node> {
         let span = self.span;
+        check_functions(&exprs.iter().chain(filter).collect::<Vec<_>>(), span)?;
         let input_schema = input.arrow_schema()?;
         let df = DFSchema::try_from(input_schema).map_err(|e| df_error(e, span))?;
         let filter_sql = match filter {

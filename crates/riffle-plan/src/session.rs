@@ -16,6 +16,7 @@ use datafusion::execution::context::SessionState;
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::logical_expr::planner::TypePlanner;
 use datafusion::logical_expr::Expr;
+use datafusion::optimizer::simplify_expressions::{ExprSimplifier, SimplifyContext};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::prelude::SessionConfig;
 use datafusion::sql::sqlparser::ast::{self, ExprWithAlias, TimezoneInfo};
@@ -89,8 +90,15 @@ impl FlinkSession {
     /// Compiles SQL text over an Arrow schema (unqualified column names) into an evaluable
     /// expression, applying DataFusion's type coercion.
     pub fn physical_expr(&self, sql: &str, schema: &Schema) -> DfResult<Arc<dyn PhysicalExpr>> {
-        let df_schema = DFSchema::try_from(schema.clone())?;
+        let df_schema = Arc::new(DFSchema::try_from(schema.clone())?);
         let logical = self.logical_from_sql(sql, &df_schema)?;
+        // Some functions (e.g. COALESCE) are only executable once simplified.
+        let context = SimplifyContext::builder()
+            .with_schema(df_schema.clone())
+            .with_config_options(self.state.config_options().clone())
+            .build();
+        let simplifier = ExprSimplifier::new(context);
+        let logical = simplifier.simplify(simplifier.coerce(logical, &df_schema)?)?;
         self.state.create_physical_expr(logical, &df_schema)
     }
 

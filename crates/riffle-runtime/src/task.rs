@@ -108,7 +108,9 @@ pub fn build(
     let mut tasks: Vec<TaskFuture> = Vec::new();
     for op in ops {
         let schema = operators::runtime_schema(&op.schema)?;
+        let mut op_receivers = std::mem::take(&mut receivers[op.id]).into_iter();
         for index in 0..op.parallelism {
+            let receiver = op_receivers.next().flatten();
             let subtask = SubtaskInfo {
                 index,
                 parallelism: op.parallelism,
@@ -149,9 +151,7 @@ pub fn build(
                         )),
                         _ => operators::create(op, &inputs, session)?,
                     };
-                    let rx = receivers[op.id][index]
-                        .take()
-                        .ok_or_else(|| RuntimeError::new("subtask wired twice"))?;
+                    let rx = receiver.ok_or_else(|| RuntimeError::new("subtask wired twice"))?;
                     Work::Operator(operator, rx, channel_inputs[op.id].clone())
                 }
             };

@@ -91,7 +91,14 @@ fn run_case(case: &Case) -> Outcome {
                 Ok(r) => r,
                 Err(e) => return Outcome::Failed(format!("runtime: {e}")),
             };
-            let result = runtime.block_on(riffle_runtime::run(&graph, options));
+            let timeout = std::time::Duration::from_secs(case.options.timeout_secs.max(1));
+            let result = runtime.block_on(async {
+                tokio::time::timeout(timeout, riffle_runtime::run(&graph, options)).await
+            });
+            let result = match result {
+                Ok(r) => r,
+                Err(_) => return Outcome::Failed(format!("timed out after {timeout:?}")),
+            };
             match result {
                 Ok(()) => ActualOutput::Rows(lines.lock().map(|l| l.clone()).unwrap_or_default()),
                 Err(e) if e.message.starts_with("unsupported feature") => {

@@ -160,10 +160,27 @@ fn key_values(
         .collect()
 }
 
+/// The key columns of `batch`; a constant column when there are no keys (global aggregation),
+/// so that every row gets the same (empty) key.
 fn key_columns(batch: &RecordBatch, keys: &[usize]) -> Vec<ArrayRef> {
+    if keys.is_empty() {
+        return vec![Arc::new(arrow::array::Int8Array::from(vec![
+            0i8;
+            batch
+                .num_rows()
+        ]))];
+    }
     keys.iter()
         .filter_map(|k| batch.columns().get(*k).cloned())
         .collect()
+}
+
+/// The converter of a key made of `types` (see [`key_columns`] for the empty key).
+fn group_converter(types: &[DataType]) -> Result<RowConverter, RuntimeError> {
+    if types.is_empty() {
+        return key_converter(&[DataType::Int8]);
+    }
+    key_converter(types)
 }
 
 struct Group {
@@ -200,7 +217,7 @@ impl WindowAggregate {
             keys: keys.to_vec(),
             window_end,
             calls: Calls::new(calls, input, &schema, keys.len())?,
-            converter: key_converter(&types)?,
+            converter: group_converter(&types)?,
             windows: BTreeMap::new(),
             watermark: i64::MIN,
             schema,
@@ -299,7 +316,7 @@ impl GroupAggregate {
         Ok(Self {
             keys: keys.to_vec(),
             calls: Calls::new(calls, input, &schema, keys.len())?,
-            converter: key_converter(&types)?,
+            converter: group_converter(&types)?,
             groups: HashMap::new(),
             schema,
         })
