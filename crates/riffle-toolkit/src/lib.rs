@@ -5,6 +5,7 @@
 
 pub mod check;
 pub mod features;
+pub mod migrate;
 pub mod render;
 pub mod report;
 
