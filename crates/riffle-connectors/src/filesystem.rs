@@ -49,6 +49,12 @@ pub fn open_source(
             spec.table
         )));
     }
+    // Flink's filesystem connector does not reject unknown options of the chosen format.
+    let format_prefix = match &format {
+        Format::Csv(_) => "csv.",
+        Format::Json(_) => "json.",
+    };
+    options.keys_with_prefix(format_prefix);
     options.accept("partition.default-name");
     options.accept("source.path.regex-pattern");
     options.finish()?;

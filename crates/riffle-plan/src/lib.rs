@@ -6,6 +6,7 @@
 //! typed and coerced with DataFusion in a [`FlinkSession`], the same session configuration the
 //! runtime compiles them with.
 
+mod checks;
 pub mod explain;
 mod functions;
 pub mod graph;

@@ -85,6 +85,22 @@ fn df_error(e: DataFusionError, span: Span) -> Box<Diagnostic> {
             let m = m.strip_prefix("unsupported feature: ").unwrap_or(m);
             unsupported(m, span)
         }
+        DataFusionError::Plan(m) | DataFusionError::Execution(m)
+            if m.contains("not supported") || m.contains("does not support") =>
+        {
+            unsupported(m, span)
+        }
+        DataFusionError::SchemaError(e, _)
+            if e.to_string().contains("duplicate unqualified field name") =>
+        {
+            unsupported(
+                format!("aggregate calls that differ only by casts of their argument ({e})"),
+                span,
+            )
+        }
+        DataFusionError::Plan(m) if m.starts_with("Cannot infer common argument type") => {
+            unsupported(format!("implicit conversion: {m}"), span)
+        }
         DataFusionError::Plan(m) if m.starts_with("Invalid function") => {
             let name = m.split('\'').nth(1).unwrap_or("?").to_ascii_uppercase();
             unsupported(format!("function {name}"), span)
@@ -268,6 +284,32 @@ impl Planner {
         }
         let name = create.name.to_string();
         let mut columns = Vec::new();
+        // CREATE TABLE ... AS SELECT: the query's columns become the table's, and the query is
+        // inserted into it.
+        let as_query = match &create.as_query {
+            Some(query) => {
+                if !create.columns.is_empty() || create.watermark.is_some() {
+                    return Err(unsupported(
+                        "CREATE TABLE AS SELECT with declared columns",
+                        span,
+                    ));
+                }
+                let plan = self.plan_query(query, span)?;
+                for field in fields_of(plan.schema()) {
+                    let arrow = field.arrow().map_err(|e| plan_error(e, span))?;
+                    columns.push(TableColumn {
+                        name: field.name.clone(),
+                        flink: field.data_type.clone(),
+                        arrow,
+                        nullable: field.nullable,
+                        computed: None,
+                        rowtime: false,
+                    });
+                }
+                Some(plan)
+            }
+            None => None,
+        };
         for column in &create.columns {
             match &column.kind {
                 ColumnKind::Physical { data_type, .. } => {
@@ -337,12 +379,7 @@ impl Planner {
             };
             let col = &mut columns[idx];
             match &col.arrow {
-                ArrowType::Timestamp(TimeUnit::Millisecond, tz) => {
-                    col.flink = if tz.is_some() { "TIMESTAMP_LTZ(3)".into() } else { "TIMESTAMP(3)".into() };
-                    if !col.nullable {
-                        col.flink.push_str(" NOT NULL");
-                    }
-                }
+                ArrowType::Timestamp(TimeUnit::Second | TimeUnit::Millisecond, _) => {}
                 other => {
                     return Err(plan_error(
                         format!("Invalid data type of time field for watermark definition. The field must be of type TIMESTAMP(p) or TIMESTAMP_LTZ(p), the supported precision 'p' is from 0 to 3, but the time field type is {}", flink_type(other, true)),
@@ -382,6 +419,14 @@ impl Planner {
             self.session
                 .logical_from_ast(expr, &full)
                 .map_err(|e| df_error(e, span))?;
+        }
+        if let Some(plan) = as_query {
+            self.sinks.push(PendingSink {
+                plan,
+                connector: info.connector.clone(),
+                target: Some(info.columns.clone()),
+                span,
+            });
         }
         self.catalog_mut().tables.insert(name, Arc::new(info));
         Ok(())
@@ -455,10 +500,13 @@ impl Planner {
         let plan = SqlToRel::new_with_options(&provider, options)
             .sql_statement_to_plan(statement)
             .map_err(|e| df_error(e, span))?;
+        crate::checks::check_explicit_casts(&plan).map_err(|e| df_error(e, span))?;
         let plan = int_literals(plan).map_err(|e| df_error(e, span))?;
-        Analyzer::new()
+        let plan = Analyzer::new()
             .execute_and_check(plan, self.session.state().config_options(), |_, _| {})
-            .map_err(|e| df_error(e, span))
+            .map_err(|e| df_error(e, span))?;
+        crate::checks::check_coerced(&plan).map_err(|e| df_error(e, span))?;
+        Ok(plan)
     }
 
     fn finish(self) -> Result<JobGraph, Vec<Diagnostic>> {
@@ -632,12 +680,7 @@ fn int_literals(plan: LogicalPlan) -> DfResult<LogicalPlan> {
         let preserver = NamePreserver::new(&node);
         let node = node.map_expressions(|e| {
             let saved = preserver.save(&e);
-            let rewritten = e.transform(|e| match e {
-                Expr::Literal(ScalarValue::Int64(Some(v)), meta) if i32::try_from(v).is_ok() => Ok(
-                    Transformed::yes(Expr::Literal(ScalarValue::Int32(Some(v as i32)), meta)),
-                ),
-                other => Ok(Transformed::no(other)),
-            })?;
+            let rewritten = crate::session::flink_int_literals(e)?;
             Ok(rewritten.update_data(|e| saved.restore(e)))
         })?;
         if node.transformed {
@@ -1522,9 +1565,21 @@ impl GraphBuilder<'_> {
         let span = self.span;
         check_functions(&exprs.iter().chain(filter).collect::<Vec<_>>(), span)?;
         let input_schema = input.arrow_schema()?;
-        let df = DFSchema::try_from(input_schema).map_err(|e| df_error(e, span))?;
+        let df = DFSchema::try_from(input_schema.clone()).map_err(|e| df_error(e, span))?;
+        // Every expression is compiled now, so what the runtime cannot evaluate is rejected
+        // before the job starts.
+        let compile = |sql: &str| {
+            self.session
+                .physical_expr(sql, &input_schema)
+                .map(|_| ())
+                .map_err(|e| df_error(e, span))
+        };
         let filter_sql = match filter {
-            Some(f) => Some(self.session.expr_to_sql(f).map_err(|e| df_error(e, span))?),
+            Some(f) => {
+                let sql = self.session.expr_to_sql(f).map_err(|e| df_error(e, span))?;
+                compile(&sql)?;
+                Some(sql)
+            }
             None => None,
         };
         let mut names = UniqueNames::default();
@@ -1546,6 +1601,7 @@ impl GraphBuilder<'_> {
                 .session
                 .expr_to_sql(&unaliased)
                 .map_err(|e| df_error(e, span))?;
+            compile(&sql)?;
             projection.push(NamedExpr { name, sql });
             schema.push(field);
         }

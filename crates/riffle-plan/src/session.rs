@@ -11,7 +11,8 @@
 use std::sync::Arc;
 
 use arrow::datatypes::{Field as ArrowField, FieldRef, Schema, TimeUnit};
-use datafusion::common::{DFSchema, Result as DfResult};
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{DFSchema, Result as DfResult, ScalarValue};
 use datafusion::execution::context::SessionState;
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::logical_expr::planner::TypePlanner;
@@ -22,6 +23,8 @@ use datafusion::prelude::SessionConfig;
 use datafusion::sql::sqlparser::ast::{self, ExprWithAlias, TimezoneInfo};
 use datafusion::sql::unparser::dialect::Dialect as UnparserDialect;
 use datafusion::sql::unparser::Unparser;
+
+use riffle_sql::ast::{TypeKind, MAX_LENGTH};
 
 use crate::functions;
 use crate::types::{arrow_type, LTZ_TIME_ZONE};
@@ -73,18 +76,19 @@ impl FlinkSession {
 
     /// Plans a sqlparser expression (from the Flink AST) over `schema`.
     pub fn logical_from_ast(&self, expr: &ast::Expr, schema: &DFSchema) -> DfResult<Expr> {
-        self.state.create_logical_expr_from_sql_expr(
+        let expr = self.state.create_logical_expr_from_sql_expr(
             ExprWithAlias {
                 expr: expr.clone(),
                 alias: None,
             },
             schema,
-        )
+        )?;
+        Ok(flink_int_literals(expr)?.data)
     }
 
     /// Plans SQL text (as printed by [`Self::expr_to_sql`]) over `schema`.
     pub fn logical_from_sql(&self, sql: &str, schema: &DFSchema) -> DfResult<Expr> {
-        self.state.create_logical_expr(sql, schema)
+        Ok(flink_int_literals(self.state.create_logical_expr(sql, schema)?)?.data)
     }
 
     /// Compiles SQL text over an Arrow schema (unqualified column names) into an evaluable
@@ -126,6 +130,19 @@ impl TypePlanner for FlinkTypePlanner {
         let Ok(flink) = riffle_sql::parse_data_type(&text) else {
             return Ok(None);
         };
+        // Bounded strings truncate or pad in Flink; Arrow strings carry no length.
+        if let TypeKind::Char(_)
+        | TypeKind::Varchar(_)
+        | TypeKind::Binary(_)
+        | TypeKind::Varbinary(_) = flink.kind
+        {
+            if !matches!(
+                flink.kind,
+                TypeKind::Varchar(MAX_LENGTH) | TypeKind::Varbinary(MAX_LENGTH)
+            ) {
+                return datafusion::common::not_impl_err!("unsupported feature: CAST to {flink}");
+            }
+        }
         match arrow_type(&flink) {
             Ok(t) => Ok(Some(Arc::new(ArrowField::new("", t, true)))),
             Err(name) => datafusion::common::not_impl_err!("unsupported feature: type {name}"),
@@ -181,4 +198,15 @@ pub fn quote_ident(name: &str) -> String {
     } else {
         format!("\"{}\"", name.replace('"', "\"\""))
     }
+}
+
+/// Types integer literals as Flink does: `INT` when the value fits, `BIGINT` otherwise
+/// (DataFusion makes every integer literal `BIGINT`, which changes results on overflow).
+pub fn flink_int_literals(expr: Expr) -> DfResult<Transformed<Expr>> {
+    expr.transform(|e| match e {
+        Expr::Literal(ScalarValue::Int64(Some(v)), meta) if i32::try_from(v).is_ok() => Ok(
+            Transformed::yes(Expr::Literal(ScalarValue::Int32(Some(v as i32)), meta)),
+        ),
+        other => Ok(Transformed::no(other)),
+    })
 }

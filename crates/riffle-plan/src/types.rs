@@ -72,7 +72,8 @@ pub fn arrow_type(t: &DataType) -> Result<ArrowType, String> {
 
 fn time_unit(precision: u8) -> TimeUnit {
     match precision {
-        0..=3 => TimeUnit::Millisecond,
+        0 => TimeUnit::Second,
+        1..=3 => TimeUnit::Millisecond,
         4..=6 => TimeUnit::Microsecond,
         _ => TimeUnit::Nanosecond,
     }
