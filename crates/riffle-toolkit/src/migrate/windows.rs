@@ -320,7 +320,17 @@ impl Walker<'_, '_> {
                 matches!(item, SelectItem::UnnamedExpr(e) if Span::from(e.span()) == aux.span)
             });
         }
-        patches.push(Patch::replace(group_range, "window_start, window_end"));
+        // Flink's window aggregation only projects `window_time` when it is a grouping key too
+        // (it adds no grouping: it follows from window_end).
+        let needs_time = auxiliary_calls(select)
+            .iter()
+            .any(|a| a.column == "window_time");
+        let keys_text = if needs_time {
+            "window_start, window_end, window_time"
+        } else {
+            "window_start, window_end"
+        };
+        patches.push(Patch::replace(group_range, keys_text));
         let table_text = src.span_text(Span::from(name.span()));
         let partition = match partition_by.as_slice() {
             [] => String::new(),
@@ -345,9 +355,16 @@ impl Walker<'_, '_> {
             return Err("a hint follows the table name; hints cannot follow a window TVF".into());
         }
         patches.push(Patch::replace(name_range, tvf));
-        let note = unaliased.then(|| {
-            "an auxiliary call without an alias now yields a column named after the window column".to_string()
-        });
+        let mut notes = Vec::new();
+        if unaliased {
+            notes.push("an auxiliary call without an alias now yields a column named after the window column");
+        }
+        if needs_time {
+            notes.push(
+                "window_time is NOT NULL where the legacy rowtime was nullable (same values)",
+            );
+        }
+        let note = (!notes.is_empty()).then(|| notes.join("; "));
         Ok((patches, note))
     }
 }
