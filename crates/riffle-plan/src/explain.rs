@@ -58,6 +58,20 @@ pub fn describe(op: &Operator) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        OperatorKind::SessionWindowAggregate {
+            keys,
+            gap,
+            aggregates,
+            ..
+        } => format!(
+            "SessionWindowAggregate(groupBy=[{}], gap=[{gap} ms], select=[{}])",
+            columns(op, keys),
+            aggregates
+                .iter()
+                .map(|a| a.name.clone())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         OperatorKind::GroupAggregate { keys, aggregates } => format!(
             "GroupAggregate(groupBy=[{}], select=[{}])",
             columns(op, keys),

@@ -185,6 +185,21 @@ pub enum OperatorKind {
         /// Aggregate calls.
         aggregates: Vec<AggregateCall>,
     },
+    /// Session windows per key: rows whose times are less than `gap` apart share a window
+    /// `[first, last + gap)`; a window fires when the watermark passes its end. The input carries
+    /// each row's event time in its `window_start` key column (see [`WindowSpec::Session`]).
+    SessionWindowAggregate {
+        /// Group key columns (the session key columns plus window start and end).
+        keys: Vec<usize>,
+        /// Index of the `window_start` column among the input columns.
+        window_start: usize,
+        /// Index of the `window_end` column among the input columns.
+        window_end: usize,
+        /// Session gap in milliseconds.
+        gap: i64,
+        /// Aggregate calls.
+        aggregates: Vec<AggregateCall>,
+    },
     /// Unbounded (updating) aggregation per key: emits `+I`, then `-U`/`+U` per change.
     GroupAggregate {
         /// Group key columns.
@@ -220,6 +235,13 @@ pub enum WindowSpec {
         size: i64,
         /// Window offset.
         offset: i64,
+    },
+    /// `SESSION(data [PARTITION BY k], DESCRIPTOR(ts), gap)`. Sessions depend on other rows, so
+    /// the window assigner only marks each row with its event time (as start and end) and the
+    /// session window aggregation forms the windows.
+    Session {
+        /// Gap that closes a session.
+        gap: i64,
     },
     /// `CUMULATE(data, DESCRIPTOR(ts), step, size [, offset])`
     Cumulate {

@@ -10,6 +10,7 @@ mod checks;
 pub mod explain;
 mod functions;
 pub mod graph;
+mod legacy;
 mod planner;
 pub mod session;
 pub mod types;

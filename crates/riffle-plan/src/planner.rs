@@ -495,6 +495,7 @@ impl Planner {
             ..ParserOptions::default()
         };
         let mut query = query.clone();
+        crate::legacy::rewrite(&mut query).map_err(|what| unsupported(what, span))?;
         name_expressions(&mut query);
         let statement = sql::Statement::Query(Box::new(query));
         let plan = SqlToRel::new_with_options(&provider, options)
@@ -548,6 +549,7 @@ impl Planner {
             operators: Vec::new(),
             edges: Vec::new(),
             span: Span::default(),
+            session_allowed: false,
         };
         for sink in &self.sinks {
             builder.span = sink.span;
@@ -892,6 +894,7 @@ impl FlinkRelations {
             "TUMBLE" => &["DATA", "TIMECOL", "SIZE", "OFFSET"],
             "HOP" => &["DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"],
             "CUMULATE" => &["DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"],
+            "SESSION" => &["DATA", "TIMECOL", "GAP"],
             _ => unsupported_tvf(&fname)?,
         };
         let arg = |i: usize| -> Option<&sql::Expr> {
@@ -906,12 +909,35 @@ impl FlinkRelations {
                 "The first argument of {fname} must be a table argument `TABLE t`"
             );
         };
-        if !table_arg.partition_by.is_empty() {
-            return datafusion::common::not_impl_err!(
-                "unsupported feature: PARTITION BY in {fname}"
+        if !table_arg.partition_by.is_empty() && fname != "SESSION" {
+            return datafusion::common::plan_err!(
+                "Only the SESSION window function supports PARTITION BY"
             );
         }
         let input = self.relation(&table_arg.name)?;
+        let mut partition_by = Vec::new();
+        for key in &table_arg.partition_by {
+            let sql::Expr::Identifier(id) = key else {
+                return datafusion::common::not_impl_err!(
+                    "unsupported feature: PARTITION BY an expression"
+                );
+            };
+            match input
+                .schema()
+                .fields()
+                .iter()
+                .position(|f| f.name() == &id.value)
+            {
+                Some(i) => partition_by.push(i),
+                None => {
+                    return datafusion::common::plan_err!(
+                        "Column '{}' not found in table '{}'",
+                        id.value,
+                        table_arg.name
+                    )
+                }
+            }
+        }
         let time_col = match arg(1) {
             Some(sql::Expr::Function(f))
                 if f.name.to_string().eq_ignore_ascii_case("DESCRIPTOR") =>
@@ -980,6 +1006,9 @@ impl FlinkRelations {
                     offset: interval(4)?.unwrap_or(0),
                 }
             }
+            "SESSION" => WindowSpec::Session {
+                gap: required(interval(2)?, "gap")?,
+            },
             _ => {
                 let step = required(interval(2)?, "step")?;
                 let size = required(interval(3)?, "size")?;
@@ -996,7 +1025,12 @@ impl FlinkRelations {
             }
         };
         Ok(LogicalPlan::Extension(Extension {
-            node: Arc::new(WindowTvfNode::try_new(input, spec, time_column)?),
+            node: Arc::new(WindowTvfNode::try_new(
+                input,
+                spec,
+                time_column,
+                partition_by,
+            )?),
         }))
     }
 
@@ -1075,15 +1109,12 @@ impl RelationPlanner for FlinkRelations {
             } => {
                 let fname = f.name.to_string().to_ascii_uppercase();
                 match fname.as_str() {
-                    "TUMBLE" | "HOP" | "CUMULATE" => {
+                    "TUMBLE" | "HOP" | "CUMULATE" | "SESSION" => {
                         let plan = self.window_tvf(f, context)?;
                         Ok(RelationPlanning::Planned(Box::new(PlannedRelation::new(
                             plan,
                             alias.clone(),
                         ))))
-                    }
-                    "SESSION" => {
-                        datafusion::common::not_impl_err!("unsupported feature: SESSION window TVF")
                     }
                     _ => datafusion::common::not_impl_err!(
                         "unsupported feature: table function {fname}"
@@ -1133,6 +1164,8 @@ struct GraphBuilder<'a> {
     edges: Vec<Edge>,
     /// Statement being translated (for diagnostics).
     span: Span,
+    /// A session window TVF may be translated (inside its window aggregation).
+    session_allowed: bool,
 }
 
 impl GraphBuilder<'_> {
@@ -1621,7 +1654,14 @@ impl GraphBuilder<'_> {
     fn aggregate(&mut self, agg: &datafusion::logical_expr::Aggregate) -> PlanResult<Node> {
         let span = self.span;
         let window = window_keys(&agg.input, &agg.group_expr);
-        let input = self.translate(&agg.input)?;
+        let session = window
+            .as_ref()
+            .is_some_and(|w| matches!(w.tvf.spec, WindowSpec::Session { .. }));
+        // A session TVF is only meaningful feeding this aggregation.
+        let outer = std::mem::replace(&mut self.session_allowed, session);
+        let input = self.translate(&agg.input);
+        self.session_allowed = outer;
+        let input = input?;
         // Pre-projection: group keys, then each aggregate's argument and filter.
         let mut pre: Vec<Expr> = Vec::new();
         let mut pre_names: Vec<String> = Vec::new();
@@ -1728,7 +1768,47 @@ impl GraphBuilder<'_> {
         }
         let hash = Partitioning::Hash(keys.clone());
         match window {
-            Some(window_end) => {
+            Some(w) if matches!(w.tvf.spec, WindowSpec::Session { .. }) => {
+                let WindowSpec::Session { gap } = w.tvf.spec else {
+                    return Err(plan_error("not a session window", span));
+                };
+                // Sessions form per PARTITION BY key; grouping by other keys would split them.
+                let mut grouped: Vec<usize> = w.others.iter().flatten().copied().collect();
+                let mut partition = w.tvf.partition_by.clone();
+                grouped.sort_unstable();
+                partition.sort_unstable();
+                if w.filtered || w.others.iter().any(Option::is_none) || grouped != partition {
+                    return Err(unsupported(
+                        "SESSION window aggregation whose group keys differ from its PARTITION BY keys, or with a filter before the aggregation",
+                        span,
+                    ));
+                }
+                if changelog != ChangelogMode::InsertOnly {
+                    return Err(unsupported(
+                        "window aggregation over an updating stream",
+                        span,
+                    ));
+                }
+                let session_keys: Vec<usize> = (0..keys.len())
+                    .filter(|k| *k != w.start && *k != w.end)
+                    .collect();
+                let hash = Partitioning::Hash(session_keys);
+                Ok(self.add(
+                    OperatorKind::SessionWindowAggregate {
+                        keys,
+                        window_start: w.start,
+                        window_end: w.end,
+                        gap,
+                        aggregates,
+                    },
+                    self.parallelism,
+                    schema,
+                    ChangelogMode::InsertOnly,
+                    &[(&projected, hash)],
+                ))
+            }
+            Some(w) => {
+                let window_end = w.end;
                 if changelog != ChangelogMode::InsertOnly {
                     return Err(unsupported(
                         "window aggregation over an updating stream",
@@ -1767,39 +1847,82 @@ impl GraphBuilder<'_> {
     }
 }
 
-/// Index (among the group keys) of `window_end` when the keys hold both `window_start` and
-/// `window_end` of one window TVF, i.e. when the aggregation is a window aggregation.
-fn window_keys(input: &LogicalPlan, group: &[Expr]) -> Option<usize> {
-    let mut start = None;
-    let mut end = None;
-    for (i, g) in group.iter().enumerate() {
-        let Expr::Column(c) = g else { continue };
-        let idx = input.schema().index_of_column(c).ok()?;
-        match trace_window_column(input, idx) {
-            Some(0) => start = Some(i),
-            Some(1) => end = Some(i),
-            _ => {}
-        }
-    }
-    start.and(end)
+/// How the group keys of an aggregation relate to a window TVF below it.
+struct WindowKeys<'a> {
+    /// The TVF.
+    tvf: &'a WindowTvfNode,
+    /// Index of `window_start` among the group keys.
+    start: usize,
+    /// Index of `window_end` among the group keys.
+    end: usize,
+    /// For every other group key, the TVF input column it forwards (if any).
+    others: Vec<Option<usize>>,
+    /// A filter lies between the aggregation and the TVF.
+    filtered: bool,
 }
 
-/// Follows column `idx` of `plan` down to a window TVF; returns which window column it is
-/// (0 start, 1 end, 2 time) when it is forwarded unchanged.
-fn trace_window_column(plan: &LogicalPlan, idx: usize) -> Option<usize> {
+/// The window keys when the group keys hold both `window_start` and `window_end` of one window
+/// TVF, i.e. when the aggregation is a window aggregation.
+fn window_keys<'a>(input: &'a LogicalPlan, group: &[Expr]) -> Option<WindowKeys<'a>> {
+    let mut start = None;
+    let mut end = None;
+    let mut tvf = None;
+    let mut others = Vec::new();
+    let mut filtered = false;
+    for (i, g) in group.iter().enumerate() {
+        let traced = match g {
+            Expr::Column(c) => input
+                .schema()
+                .index_of_column(c)
+                .ok()
+                .and_then(|idx| trace_to_tvf(input, idx, &mut filtered)),
+            _ => None,
+        };
+        let Some((node, idx)) = traced else {
+            others.push(None);
+            continue;
+        };
+        let base = node.input.schema().fields().len();
+        match idx.checked_sub(base) {
+            Some(0) => start = Some(i),
+            Some(1) => end = Some(i),
+            Some(_) => others.push(None),
+            None => others.push(Some(idx)),
+        }
+        tvf = Some(node);
+    }
+    Some(WindowKeys {
+        tvf: tvf?,
+        start: start?,
+        end: end?,
+        others,
+        filtered,
+    })
+}
+
+/// Follows column `idx` of `plan` down to a window TVF through projections and filters; returns
+/// the TVF and the column's index in its output when the column is forwarded unchanged.
+fn trace_to_tvf<'a>(
+    plan: &'a LogicalPlan,
+    idx: usize,
+    filtered: &mut bool,
+) -> Option<(&'a WindowTvfNode, usize)> {
     match plan {
-        LogicalPlan::SubqueryAlias(a) => trace_window_column(&a.input, idx),
-        LogicalPlan::Filter(f) => trace_window_column(&f.input, idx),
+        LogicalPlan::SubqueryAlias(a) => trace_to_tvf(&a.input, idx, filtered),
+        LogicalPlan::Filter(f) => {
+            *filtered = true;
+            trace_to_tvf(&f.input, idx, filtered)
+        }
         LogicalPlan::Projection(p) => match p.expr.get(idx)?.clone().unalias() {
-            Expr::Column(c) => {
-                trace_window_column(&p.input, p.input.schema().index_of_column(&c).ok()?)
-            }
+            Expr::Column(c) => trace_to_tvf(
+                &p.input,
+                p.input.schema().index_of_column(&c).ok()?,
+                filtered,
+            ),
             _ => None,
         },
         LogicalPlan::Extension(ext) => {
-            let tvf = ext.node.as_any().downcast_ref::<WindowTvfNode>()?;
-            let base = tvf.input.schema().fields().len();
-            (idx >= base).then(|| idx - base)
+            Some((ext.node.as_any().downcast_ref::<WindowTvfNode>()?, idx))
         }
         _ => None,
     }

@@ -26,13 +26,20 @@ pub struct WindowTvfNode {
     pub spec: WindowSpec,
     /// Index of the time attribute column in the input.
     pub time_column: usize,
+    /// `PARTITION BY` columns (input indices) of a session window.
+    pub partition_by: Vec<usize>,
     schema: DFSchemaRef,
 }
 
 impl WindowTvfNode {
     /// Builds the node; `window_time` keeps the time column's type (`TIMESTAMP(3)` or
     /// `TIMESTAMP_LTZ(3)`), `window_start`/`window_end` are `TIMESTAMP(3) NOT NULL`.
-    pub fn try_new(input: LogicalPlan, spec: WindowSpec, time_column: usize) -> DfResult<Self> {
+    pub fn try_new(
+        input: LogicalPlan,
+        spec: WindowSpec,
+        time_column: usize,
+        partition_by: Vec<usize>,
+    ) -> DfResult<Self> {
         let time_type = input.schema().field(time_column).data_type().clone();
         let window_time_type = match time_type {
             ArrowType::Timestamp(_, tz) => ArrowType::Timestamp(TimeUnit::Millisecond, tz),
@@ -58,6 +65,7 @@ impl WindowTvfNode {
             input,
             spec,
             time_column,
+            partition_by,
             schema: Arc::new(schema),
         })
     }
@@ -102,7 +110,12 @@ impl UserDefinedLogicalNodeCore for WindowTvfNode {
         mut inputs: Vec<LogicalPlan>,
     ) -> DfResult<Self> {
         match inputs.pop() {
-            Some(input) if inputs.is_empty() => Self::try_new(input, self.spec, self.time_column),
+            Some(input) if inputs.is_empty() => Self::try_new(
+                input,
+                self.spec,
+                self.time_column,
+                self.partition_by.clone(),
+            ),
             _ => datafusion::common::internal_err!("WindowTvf takes exactly one input"),
         }
     }
@@ -133,6 +146,7 @@ pub fn assign_windows(spec: &WindowSpec, ts: i64, out: &mut Vec<(i64, i64)>) {
                 out.push((s, s + size));
             }
         }
+        WindowSpec::Session { .. } => out.push((ts, ts)),
         WindowSpec::Cumulate { step, size, offset } => {
             let start = window_start(ts, offset, size);
             let last_end = start + size;

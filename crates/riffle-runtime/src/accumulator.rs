@@ -168,6 +168,58 @@ impl Accumulator {
         Ok(())
     }
 
+    /// Adds the state of `other` (an accumulator of the same call) into this one, as when two
+    /// session windows merge.
+    pub fn merge(&mut self, other: &Accumulator) -> Result<(), RuntimeError> {
+        if let (Some(mine), Some(theirs)) = (&mut self.distinct, &other.distinct) {
+            // Re-add the values this side has not seen, once each.
+            let new: Vec<ScalarValue> = theirs
+                .keys()
+                .filter(|v| !mine.contains_key(*v))
+                .cloned()
+                .collect();
+            for (v, c) in theirs {
+                *mine.entry(v.clone()).or_insert(0) += c;
+            }
+            let distinct = self.distinct.take();
+            for v in new {
+                let array = v.to_array()?;
+                self.update(Some(&array), 0, true)?;
+            }
+            self.distinct = distinct;
+            return Ok(());
+        }
+        match (&mut self.state, &other.state) {
+            (State::Count(a), State::Count(b)) => *a += b,
+            (
+                State::Sum {
+                    int,
+                    decimal,
+                    float,
+                    count,
+                },
+                State::Sum {
+                    int: i2,
+                    decimal: d2,
+                    float: f2,
+                    count: c2,
+                },
+            ) => {
+                *int = int.wrapping_add(*i2);
+                *decimal = decimal.wrapping_add(*d2);
+                *float += f2;
+                *count += c2;
+            }
+            (State::MinMax(a), State::MinMax(b)) => {
+                for (v, c) in b {
+                    *a.entry(v.clone()).or_insert(0) += c;
+                }
+            }
+            _ => return Err(RuntimeError::new("merging accumulators of different calls")),
+        }
+        Ok(())
+    }
+
     /// The aggregate's current value as a scalar of `out` (the call's result type).
     pub fn value(&self, out: &DataType) -> Result<ScalarValue, RuntimeError> {
         let null = || ScalarValue::try_from(out).map_err(RuntimeError::from);

@@ -374,3 +374,157 @@ impl StreamOperator for GroupAggregate {
         emitted.emit(&self.schema, out)
     }
 }
+
+/// One session of one key.
+struct Session {
+    start: i64,
+    end: i64,
+    key: Vec<ScalarValue>,
+    accs: Vec<Accumulator>,
+}
+
+/// Session window aggregation (Flink's merging windows): per session key, a row at time `t`
+/// opens the window `[t, t + gap)` and merges it with every window it touches; a window fires
+/// when the watermark reaches `end - 1`, and a row whose (merged) window has already passed the
+/// watermark is dropped as late.
+pub struct SessionWindowAggregate {
+    keys: Vec<usize>,
+    /// Positions of window_start and window_end among the keys.
+    window: (usize, usize),
+    /// Keys that identify a session (all keys but the window's).
+    session_keys: Vec<usize>,
+    gap: i64,
+    calls: Calls,
+    converter: RowConverter,
+    sessions: HashMap<OwnedRow, Vec<Session>>,
+    watermark: i64,
+    schema: SchemaRef,
+}
+
+impl SessionWindowAggregate {
+    /// Builds the operator; `window` holds the key positions of window_start and window_end.
+    pub fn new(
+        keys: &[usize],
+        window: (usize, usize),
+        gap: i64,
+        calls: &[AggregateCall],
+        input: &SchemaRef,
+        schema: SchemaRef,
+    ) -> Result<Self, RuntimeError> {
+        let session_keys: Vec<usize> = keys
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != window.0 && *i != window.1)
+            .map(|(_, k)| *k)
+            .collect();
+        let types: Vec<DataType> = session_keys
+            .iter()
+            .filter_map(|k| input.fields().get(*k).map(|f| f.data_type().clone()))
+            .collect();
+        Ok(Self {
+            keys: keys.to_vec(),
+            window,
+            session_keys,
+            gap,
+            calls: Calls::new(calls, input, &schema, keys.len())?,
+            converter: group_converter(&types)?,
+            sessions: HashMap::new(),
+            watermark: i64::MIN,
+            schema,
+        })
+    }
+}
+
+impl StreamOperator for SessionWindowAggregate {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        _out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let batch = batch.batch;
+        let Some(time_column) = self
+            .keys
+            .get(self.window.0)
+            .and_then(|k| batch.columns().get(*k))
+        else {
+            return Err(RuntimeError::new("session time column out of range"));
+        };
+        let times = millis(time_column)?;
+        let rows = self
+            .converter
+            .convert_columns(&key_columns(&batch, &self.session_keys))?;
+        for row in 0..batch.num_rows() {
+            if times.is_null(row) {
+                continue;
+            }
+            let ts = times.value(row);
+            let (mut start, mut end) = (ts, ts.saturating_add(self.gap));
+            let sessions = self.sessions.entry(rows.row(row).owned()).or_default();
+            // Windows merge when they overlap or touch, as Flink's TimeWindow.intersects.
+            let (touching, rest): (Vec<Session>, Vec<Session>) = std::mem::take(sessions)
+                .into_iter()
+                .partition(|s| s.start <= end && start <= s.end);
+            *sessions = rest;
+            for s in &touching {
+                start = start.min(s.start);
+                end = end.max(s.end);
+            }
+            if end.saturating_sub(1) <= self.watermark {
+                sessions.extend(touching); // late: nothing changes
+                continue;
+            }
+            let mut merged = match touching.first() {
+                Some(first) => Session {
+                    start,
+                    end,
+                    key: first.key.clone(),
+                    accs: self.calls.fresh(),
+                },
+                None => Session {
+                    start,
+                    end,
+                    key: key_values(&batch, &self.keys, row)?,
+                    accs: self.calls.fresh(),
+                },
+            };
+            for s in &touching {
+                for (acc, other) in merged.accs.iter_mut().zip(&s.accs) {
+                    acc.merge(other)?;
+                }
+            }
+            self.calls.update(&mut merged.accs, &batch, row, true)?;
+            sessions.push(merged);
+        }
+        Ok(())
+    }
+
+    fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        self.watermark = watermark;
+        let mut fired: Vec<Session> = Vec::new();
+        for sessions in self.sessions.values_mut() {
+            let (done, open): (Vec<Session>, Vec<Session>) = std::mem::take(sessions)
+                .into_iter()
+                .partition(|s| s.end.saturating_sub(1) <= watermark);
+            *sessions = open;
+            fired.extend(done);
+        }
+        self.sessions.retain(|_, s| !s.is_empty());
+        fired.sort_by_key(|s| (s.end, s.start));
+        let mut rows = RowsOut::new(self.schema.fields().len());
+        for s in fired {
+            let mut key = s.key.clone();
+            if let Some(k) = key.get_mut(self.window.0) {
+                *k = ScalarValue::TimestampMillisecond(Some(s.start), None);
+            }
+            if let Some(k) = key.get_mut(self.window.1) {
+                *k = ScalarValue::TimestampMillisecond(Some(s.end), None);
+            }
+            let values = self.calls.values(&s.accs)?;
+            rows.push(RowKind::Insert, &key, &values);
+        }
+        rows.emit(&self.schema, out)?;
+        out.push(Emit::Watermark(watermark));
+        Ok(())
+    }
+}

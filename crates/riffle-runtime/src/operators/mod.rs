@@ -126,6 +126,20 @@ pub fn create(
             &input,
             schema,
         )?),
+        OperatorKind::SessionWindowAggregate {
+            keys,
+            window_start,
+            window_end,
+            gap,
+            aggregates,
+        } => Box::new(aggregate::SessionWindowAggregate::new(
+            keys,
+            (*window_start, *window_end),
+            *gap,
+            aggregates,
+            &input,
+            schema,
+        )?),
         OperatorKind::GroupAggregate { keys, aggregates } => Box::new(
             aggregate::GroupAggregate::new(keys, aggregates, &input, schema)?,
         ),
