@@ -32,11 +32,11 @@ pub use function::{
     ArgSpec, FunctionKind, FunctionSpec, Nullability, ReturnRule, Signature, TypeFamily,
 };
 pub use mapping::{
-    init_mappings, Condition, FlinkRelease, FlinkReleases, FlinkVersion, GroupWindows, JarRules,
-    KafkaMapping, KafkaOptionRule, KeyColumns, KeyOverride, KeyRewrite, LegacyKey, LegacyOptions,
-    Mappings, MetadataRule, OverrideAction, RocketmqFlinkRelease, RocketmqKeys, RoleCanonical,
-    RoleLists, RsqldbMapping, RuleAction, SyntaxRewrite, SyntaxSince, ToKafkaRule, ToKafkaValue,
-    UpsertLayout, ValueSource, WindowSpec,
+    init_mappings, Condition, DelimitedText, FlinkRelease, FlinkReleases, FlinkVersion,
+    GroupWindows, JarRules, KafkaMapping, KafkaOptionRule, KeyColumns, KeyOverride, KeyRewrite,
+    LegacyKey, LegacyOptions, Mappings, MetadataRule, OverrideAction, RocketmqFlinkRelease,
+    RocketmqKeys, RoleCanonical, RoleLists, RsqldbMapping, RuleAction, SyntaxRewrite, SyntaxSince,
+    ToKafkaRule, ToKafkaValue, UpsertLayout, ValueSource, WindowSpec,
 };
 pub use option_type::{parse_char, parse_duration_nanos, parse_memory_size, OptionType};
 pub use registry::{init, Dialects, LoadError};

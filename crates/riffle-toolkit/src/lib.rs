@@ -4,6 +4,7 @@
 //!   errors Flink itself would raise; rendered by [`render`] as text, JSON, SARIF or JUnit.
 
 pub mod check;
+pub mod export;
 pub mod features;
 pub mod migrate;
 pub mod render;

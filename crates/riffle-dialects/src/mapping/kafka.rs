@@ -13,6 +13,8 @@ use crate::{Dialects, Role};
 pub struct KafkaMapping {
     /// How an upsert-kafka table is laid out as a rocketmq table.
     pub upsert: UpsertLayout,
+    /// How delimited-text bodies are written as a Kafka format.
+    pub delimited_text: DelimitedText,
     /// Rules for Kafka options, by key (a key ending in `*` covers a family).
     #[serde(rename = "option")]
     pub options: Vec<KafkaOptionRule>,
@@ -35,6 +37,20 @@ pub struct UpsertLayout {
     pub key_fields_option: String,
     /// The separator of that list.
     pub key_fields_separator: String,
+}
+
+/// The Kafka format that reads rocketmq-flink's delimited-text bodies.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelimitedText {
+    /// The format (`csv`).
+    pub format: String,
+    /// Its option holding the field delimiter.
+    pub delimiter_option: String,
+    /// The rocketmq meaning of the field delimiter.
+    pub delimiter_canonical: String,
+    /// Further options of the format.
+    pub options: BTreeMap<String, String>,
 }
 
 /// What migrate does with a Kafka option.
@@ -61,6 +77,8 @@ pub enum ValueSource {
     DurationMs,
     /// Milliseconds written as a Flink duration (`60000 ms`).
     MsDuration,
+    /// A comma-separated list written as Flink's `;`-separated list.
+    CommaList,
 }
 
 /// A condition on another option of the same table.
@@ -145,6 +163,14 @@ pub struct ToKafkaRule {
     pub values: Vec<ToKafkaValue>,
     /// The meaning has no Kafka equivalent and is removed for this reason.
     pub drop_reason: Option<String>,
+    /// With `drop_reason`: only these values are removed; others are left for a human.
+    #[serde(default)]
+    pub drop_values: Vec<String>,
+    /// Kafka options written alongside.
+    #[serde(default)]
+    pub with: BTreeMap<String, String>,
+    /// A note for the report.
+    pub note: Option<String>,
 }
 
 /// One value translation of a [`ToKafkaRule`].
@@ -275,6 +301,9 @@ impl KafkaMapping {
                     require_option(dialects, "kafka", key).map_err(ctx)?;
                 }
             }
+            for key in rule.with.keys() {
+                require_option(dialects, "kafka", key).map_err(ctx)?;
+            }
         }
         let rocketmq = dialects
             .connector("rocketmq")
@@ -292,6 +321,19 @@ impl KafkaMapping {
             .validate(&self.upsert.changelog_value)
             .map_err(|e| format!("upsert changelog value: {e}"))?;
         require_option(dialects, "rocketmq", &self.upsert.key_fields_option)?;
+        let text = &self.delimited_text;
+        require_canonical(dialects, &text.delimiter_canonical)?;
+        let format = dialects
+            .format(&text.format)
+            .ok_or_else(|| format!("no format `{}`", text.format))?;
+        for key in std::iter::once(&text.delimiter_option).chain(text.options.keys()) {
+            if !format.options.iter().any(|o| &o.key == key) {
+                return Err(format!(
+                    "`{key}` is not an option of format `{}`",
+                    text.format
+                ));
+            }
+        }
         for m in &self.metadata {
             if m.rocketmq.is_empty() && m.reason.is_none() {
                 return Err(format!(

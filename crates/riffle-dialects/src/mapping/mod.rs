@@ -31,8 +31,8 @@ use std::fmt;
 use std::sync::OnceLock;
 
 pub use kafka::{
-    Condition, KafkaMapping, KafkaOptionRule, MetadataRule, RuleAction, ToKafkaRule, ToKafkaValue,
-    UpsertLayout, ValueSource,
+    Condition, DelimitedText, KafkaMapping, KafkaOptionRule, MetadataRule, RuleAction, ToKafkaRule,
+    ToKafkaValue, UpsertLayout, ValueSource,
 };
 pub use legacy::{LegacyKey, LegacyOptions};
 pub use releases::{FlinkRelease, FlinkReleases, JarRules, SyntaxRewrite, SyntaxSince};
@@ -265,7 +265,7 @@ mod tests {
             ),
             (
                 "mappings/group-windows.toml",
-                "window_columns = []\n[auxiliary]\n[[window]]\nname = \"SLIDE\"\nargs = []\ntvf_since = \"1.13\"\n".to_string(),
+                "window_columns = []\n[tvf_params]\n[auxiliary]\n[[window]]\nname = \"SLIDE\"\nargs = []\ntvf_since = \"1.13\"\n".to_string(),
                 "SLIDE",
             ),
             (

@@ -18,6 +18,8 @@ pub struct GroupWindows {
     pub auxiliary: BTreeMap<String, String>,
     /// The columns a window TVF adds.
     pub window_columns: Vec<String>,
+    /// Window TVF name -> its parameter names in positional order.
+    pub tvf_params: BTreeMap<String, Vec<String>>,
 }
 
 /// One window kind, in both forms.
@@ -51,12 +53,28 @@ impl GroupWindows {
         Some((self.window(window)?, column.as_str()))
     }
 
-    /// The legacy auxiliary function of `window` that yields `column` (the first one listed).
-    pub fn auxiliary_for_column(&self, window: &WindowSpec, column: &str) -> Option<String> {
-        self.auxiliary
+    /// The legacy auxiliary function of `window` that yields `column`; for `window_time`, the
+    /// rowtime or the proctime one.
+    pub fn auxiliary_for_column(
+        &self,
+        window: &WindowSpec,
+        column: &str,
+        proctime: bool,
+    ) -> Option<String> {
+        let mut suffixes = self
+            .auxiliary
             .iter()
-            .find(|(suffix, c)| c.as_str() == column && suffix.as_str() != "PROCTIME")
-            .map(|(suffix, _)| format!("{}_{suffix}", window.name))
+            .filter(|(_, c)| c.as_str() == column)
+            .map(|(suffix, _)| suffix.as_str());
+        let first = suffixes.next()?;
+        let chosen = match suffixes.next() {
+            Some(second) => {
+                let wanted = if proctime { "PROCTIME" } else { "ROWTIME" };
+                [first, second].into_iter().find(|s| *s == wanted)?
+            }
+            None => first,
+        };
+        Some(format!("{}_{chosen}", window.name))
     }
 
     pub(crate) fn check(&self, dialects: &Dialects) -> Result<(), String> {
@@ -74,11 +92,49 @@ impl GroupWindows {
                 }
             }
         }
+        for (name, params) in &self.tvf_params {
+            let is_window = dialects
+                .function(name)
+                .is_some_and(|f| f.kind == FunctionKind::Window);
+            if !is_window || params.len() < 3 {
+                return Err(format!(
+                    "`tvf_params.{name}` is not a window TVF's parameter list"
+                ));
+            }
+        }
         for column in self.auxiliary.values() {
             if !self.window_columns.contains(column) {
                 return Err(format!("`{column}` is not among `window_columns`"));
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn auxiliaries_map_both_ways() {
+        let w = &crate::mappings().windows;
+        let (tumble, column) = w
+            .auxiliary("tumble_rowtime")
+            .unwrap_or_else(|| panic!("known"));
+        assert_eq!((tumble.name.as_str(), column), ("TUMBLE", "window_time"));
+        let session = w.window("SESSION").unwrap_or_else(|| panic!("known"));
+        let back = |c, p| w.auxiliary_for_column(session, c, p);
+        assert_eq!(
+            back("window_start", false).as_deref(),
+            Some("SESSION_START")
+        );
+        assert_eq!(
+            back("window_time", false).as_deref(),
+            Some("SESSION_ROWTIME")
+        );
+        assert_eq!(
+            back("window_time", true).as_deref(),
+            Some("SESSION_PROCTIME")
+        );
+        assert_eq!(back("window_size", false), None);
+        assert_eq!(w.tvf_params.get("HOP").map(Vec::len), Some(5));
     }
 }

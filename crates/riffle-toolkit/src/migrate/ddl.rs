@@ -24,11 +24,43 @@ pub(crate) struct TableJob<'a> {
     pub options: &'a MigrateOptions,
 }
 
-/// Rewrites one table: its options and columns. Returns the patches.
+/// A table rewritten into Riffle's form: the edited `WITH` clause (not yet turned into patches,
+/// so export can go on editing it) and the patches of its columns and constraints.
+pub(crate) struct TableRewrite<'a> {
+    /// The `WITH` clause.
+    pub edit: OptionEdit<'a>,
+    /// Patches outside the `WITH` clause.
+    pub patches: Vec<Patch>,
+    /// The roles options were written for.
+    pub roles: Vec<Role>,
+    /// The connector after the rewrite.
+    pub connector: String,
+}
+
+impl TableRewrite<'_> {
+    /// Every patch of the table.
+    pub fn into_patches(self, src: &SourceText) -> Vec<Patch> {
+        let mut patches = self.patches;
+        patches.extend(self.edit.patches(src));
+        patches
+    }
+}
+
+/// Rewrites one table for Riffle. Returns the patches.
 pub(crate) fn migrate_table(job: &TableJob, log: &mut Log) -> Vec<Patch> {
+    normalize_table(job, log, true).into_patches(job.src)
+}
+
+/// Rewrites one table's option style, legacy keys and rsqlDB syntax into current Flink SQL, and,
+/// with `kafka_to_rocketmq`, its Kafka connector into rocketmq.
+pub(crate) fn normalize_table<'a>(
+    job: &TableJob<'a>,
+    log: &mut Log,
+    kafka_to_rocketmq: bool,
+) -> TableRewrite<'a> {
     let TableJob { table, info, .. } = job;
     let mut edit = OptionEdit::new(&table.options);
-    let connector = info.connector.clone().unwrap_or_default();
+    let mut connector = info.connector.clone().unwrap_or_default();
     match info.style {
         Style::ConnectorType => connector_type_style(&mut edit, &connector, log),
         Style::Rsqldb => rsqldb_type(&mut edit, log),
@@ -40,17 +72,22 @@ pub(crate) fn migrate_table(job: &TableJob, log: &mut Log) -> Vec<Patch> {
         "rocketmq" => {
             rocketmq_keys(job, &mut edit, &roles, log);
         }
-        "kafka" | "upsert-kafka" => {
-            kafka_to_rocketmq(job, &mut edit, &connector, &roles, log);
+        "kafka" | "upsert-kafka" if kafka_to_rocketmq => {
+            kafka_to_rocketmq_options(job, &mut edit, &connector, &roles, log);
             patches.extend(kafka_metadata_columns(job, log));
+            connector = "rocketmq".to_string();
         }
         _ => {}
     }
     if info.style == Style::Rsqldb {
         patches.extend(rsqldb_columns(job, log));
     }
-    patches.extend(edit.patches(job.src));
-    patches
+    TableRewrite {
+        edit,
+        patches,
+        roles,
+        connector,
+    }
 }
 
 /// The roles to write options for (see [`TableInfo::effective_roles`]).
@@ -70,10 +107,13 @@ fn connector_type_style(edit: &mut OptionEdit, connector: &str, log: &mut Log) {
     const CODE: &str = "ddl.legacy-option-style";
     let m = &mappings().legacy;
     let format = edit.get(&m.format_type_key).map(str::to_string);
-    for i in 0..edit.len() {
+    let mut next = 0;
+    while next < edit.len() {
+        let i = next;
+        next += 1;
         let key = edit.key(i).to_string();
         let value = edit.value(i).to_string();
-        let span = option_span(&edit.original()[i]);
+        let span = edit.span(i);
         let renamed = |to: &str| format!("'{key}' -> '{to}'");
         let target = if key == m.connector_type_key {
             Some(m.connector_key.clone())
@@ -83,7 +123,7 @@ fn connector_type_style(edit: &mut OptionEdit, connector: &str, log: &mut Log) {
                 Some(None) => {
                     let reason = entry.manual_reason.clone().unwrap_or_default();
                     log.manual(CODE, span, format!("'{key}' = '{value}'"), reason);
-                    edit.settle(i);
+                    edit.leave(i);
                     continue;
                 }
                 Some(Some(v)) if !v.is_empty() => {
@@ -111,7 +151,7 @@ fn connector_type_style(edit: &mut OptionEdit, connector: &str, log: &mut Log) {
                         format!("'{key}'"),
                         "the table names no 'format.type'",
                     );
-                    edit.settle(i);
+                    edit.leave(i);
                     continue;
                 }
             }
@@ -122,7 +162,7 @@ fn connector_type_style(edit: &mut OptionEdit, connector: &str, log: &mut Log) {
                 format!("'{key}'"),
                 "no current option is known for this pre-1.11 key",
             );
-            edit.settle(i);
+            edit.leave(i);
             continue;
         } else {
             None
@@ -137,8 +177,13 @@ fn connector_type_style(edit: &mut OptionEdit, connector: &str, log: &mut Log) {
 /// rsqlDB's `type = '<connector>'` -> `'connector' = '<connector>'`.
 fn rsqldb_type(edit: &mut OptionEdit, log: &mut Log) {
     let type_key = &mappings().rsqldb.type_key;
-    for i in 0..edit.len() {
-        let option = &edit.original()[i];
+    let mut next = 0;
+    while next < edit.len() {
+        let i = next;
+        next += 1;
+        let Some(option) = edit.written_option(i) else {
+            continue;
+        };
         if option.key_unquoted && option.key.eq_ignore_ascii_case(type_key) {
             let message = format!(
                 "{} = '{}' -> 'connector' = '{}'",
@@ -158,7 +203,10 @@ fn rocketmq_keys(job: &TableJob, edit: &mut OptionEdit, roles: &[Role], log: &mu
     };
     let m = mappings();
     let mut has_format = edit.has("format") || edit.has("value.format");
-    for i in 0..edit.len() {
+    let mut next = 0;
+    while next < edit.len() {
+        let i = next;
+        next += 1;
         if !edit.is_open(i) {
             continue;
         }
@@ -171,7 +219,7 @@ fn rocketmq_keys(job: &TableJob, edit: &mut OptionEdit, roles: &[Role], log: &mu
             continue;
         }
         let code = format!("option.rocketmq.{key}");
-        let span = option_span(&edit.original()[i]);
+        let span = edit.span(i);
         if let Some(over) = m.rocketmq.override_for(&key) {
             if over.drop_values.contains(&value) {
                 edit.delete(i);
@@ -215,7 +263,7 @@ fn rocketmq_keys(job: &TableJob, edit: &mut OptionEdit, roles: &[Role], log: &mu
                     );
                 }
                 KeyRewrite::Manual(reason) => {
-                    edit.settle(i);
+                    edit.leave(i);
                     log.manual(&code, span, format!("'{key}' = '{value}'"), *reason);
                 }
                 KeyRewrite::Format => {
@@ -232,7 +280,7 @@ fn rocketmq_keys(job: &TableJob, edit: &mut OptionEdit, roles: &[Role], log: &mu
             continue;
         };
         if let Some(existing) = targets.iter().find(|t| edit.find(t).is_some()) {
-            edit.settle(i);
+            edit.leave(i);
             let reason = format!("the table also sets '{existing}'; keep one of them");
             log.manual(code, span, format!("'{key}' = '{value}'"), reason);
             continue;
@@ -263,7 +311,7 @@ fn rocketmq_keys(job: &TableJob, edit: &mut OptionEdit, roles: &[Role], log: &mu
 }
 
 /// `source` / `sink` / `lookup`.
-fn role_word(role: Role) -> &'static str {
+pub(crate) fn role_word(role: Role) -> &'static str {
     match role {
         Role::Source => "source",
         Role::Sink => "sink",
@@ -272,7 +320,7 @@ fn role_word(role: Role) -> &'static str {
 }
 
 /// `'k1' / 'k2'`.
-fn quoted_list(keys: &[&str]) -> String {
+pub(crate) fn quoted_list(keys: &[&str]) -> String {
     keys.iter()
         .map(|k| format!("'{k}'"))
         .collect::<Vec<_>>()
@@ -282,7 +330,7 @@ fn quoted_list(keys: &[&str]) -> String {
 /// rsqlDB's `isJsonData` -> the table's `format`.
 fn json_format(job: &TableJob, edit: &mut OptionEdit, i: usize, log: &mut Log) {
     let r = &mappings().rsqldb;
-    let span = option_span(&edit.original()[i]);
+    let span = edit.span(i);
     let code = format!("option.rocketmq.{}", r.json_key);
     let json = edit.value(i).eq_ignore_ascii_case("true");
     let physical = job
@@ -324,7 +372,7 @@ fn json_format(job: &TableJob, edit: &mut OptionEdit, i: usize, log: &mut Log) {
 }
 
 /// A Kafka / upsert-kafka table -> a rocketmq table.
-fn kafka_to_rocketmq(
+fn kafka_to_rocketmq_options(
     job: &TableJob,
     edit: &mut OptionEdit,
     connector: &str,
@@ -334,7 +382,7 @@ fn kafka_to_rocketmq(
     let m = mappings();
     let formats = table_formats(edit, job.info);
     if let Some(i) = edit.find("connector") {
-        let span = option_span(&edit.original()[i]);
+        let span = edit.span(i);
         let note = (connector == "upsert-kafka").then(|| {
             "an upsert changelog keyed by the primary key; the embedded store keeps the topic compacted".to_string()
         });
@@ -347,7 +395,10 @@ fn kafka_to_rocketmq(
         edit.set_value(i, "rocketmq");
         edit.settle(i);
     }
-    for i in 0..edit.len() {
+    let mut next = 0;
+    while next < edit.len() {
+        let i = next;
+        next += 1;
         if !edit.is_open(i) {
             continue;
         }
@@ -356,10 +407,10 @@ fn kafka_to_rocketmq(
             continue;
         }
         let code = format!("option.{connector}.{key}");
-        let span = option_span(&edit.original()[i]);
+        let span = edit.span(i);
         match m.kafka.rule_for(connector, &key) {
             None => {
-                edit.settle(i);
+                edit.leave(i);
                 log.manual(
                     code,
                     span,
@@ -485,7 +536,7 @@ fn apply_kafka_rule(
             .or_else(|| rule.reason.clone())
             .unwrap_or_else(|| fallback.to_string());
         log.manual(code, span, format!("'{key}' = '{value}'"), reason);
-        edit.settle(i);
+        edit.leave(i);
     };
     let remove = |log: &mut Log, edit: &mut OptionEdit, why: Option<String>| {
         edit.delete(i);
@@ -544,7 +595,7 @@ fn apply_kafka_rule(
                     Ok(nanos) => (nanos / 1_000_000).to_string(),
                     Err(e) => return manual_value(log, edit, &e),
                 },
-                Some(ValueSource::MsDuration) => value.clone(),
+                Some(ValueSource::MsDuration | ValueSource::CommaList) => value.clone(),
                 None if rule.values.is_empty() => value.clone(),
                 None => match rule.values.get(&value) {
                     Some(v) if v.is_empty() => {
@@ -579,7 +630,7 @@ fn apply_kafka_rule(
                 let reason =
                     format!("'{existing}' is already set from another option; keep one of them");
                 log.manual(code, span, format!("'{key}' = '{value}'"), reason);
-                edit.settle(i);
+                edit.leave(i);
                 return;
             }
             let target_text: Vec<&str> = targets.iter().map(String::as_str).collect();

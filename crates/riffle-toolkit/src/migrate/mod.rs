@@ -27,7 +27,7 @@
 //! assert!(out.output.contains("'rocketmq.client.endpoints' = 'ns:9876'"));
 //! ```
 
-mod ddl;
+pub(crate) mod ddl;
 pub(crate) mod options;
 pub mod patch;
 pub mod report;

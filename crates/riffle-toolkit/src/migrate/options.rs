@@ -34,6 +34,20 @@ impl Log {
         });
     }
 
+    /// Takes back the changes recorded at `span` whose code starts with `prefix` (a later step
+    /// undid them).
+    pub fn retract(&mut self, span: Span, prefix: &str) {
+        self.changes
+            .retain(|c| !(c.span == span && c.code.starts_with(prefix)));
+    }
+
+    /// Whether a change with a code starting with `prefix` was recorded at `span`.
+    pub fn has_change(&self, span: Span, prefix: &str) -> bool {
+        self.changes
+            .iter()
+            .any(|c| c.span == span && c.code.starts_with(prefix))
+    }
+
     /// Records an item left for a human.
     pub fn manual(
         &mut self,
@@ -61,19 +75,24 @@ pub(crate) fn option_span(option: &TableOption) -> Span {
     Span::new(option.key_span.start, option.value_span.end)
 }
 
-/// One option of the clause as it will be written.
+/// One option of the clause as it will be written: a written option (possibly renamed, revalued
+/// or removed) or an added one.
 #[derive(Debug, Clone)]
 struct Slot {
     key: String,
     value: String,
+    /// The written option this is, or (for an added option) the one it follows.
+    origin: usize,
+    added: bool,
     deleted: bool,
-    /// Settled (rewritten or left for a human): later rules leave it alone.
+    /// Settled (rewritten or left for a human): later rules of the same pass leave it alone.
     settled: bool,
-    /// Options added right after this one.
-    inserts: Vec<(String, String)>,
+    /// Left for a human: every later step leaves it alone.
+    manual: bool,
 }
 
-/// The model of one `WITH` clause.
+/// The model of one `WITH` clause. Options are addressed by index in clause order; adding an
+/// option shifts the indexes after it, so passes walk the clause with a `while` loop.
 #[derive(Debug)]
 pub(crate) struct OptionEdit<'a> {
     options: &'a [TableOption],
@@ -85,25 +104,43 @@ impl<'a> OptionEdit<'a> {
     pub fn new(options: &'a [TableOption]) -> OptionEdit<'a> {
         let slots = options
             .iter()
-            .map(|o| Slot {
+            .enumerate()
+            .map(|(origin, o)| Slot {
                 key: o.key.clone(),
                 value: o.value.clone(),
+                origin,
+                added: false,
                 deleted: false,
                 settled: false,
-                inserts: Vec::new(),
+                manual: false,
             })
             .collect();
         OptionEdit { options, slots }
     }
 
-    /// The options as written.
-    pub fn original(&self) -> &'a [TableOption] {
-        self.options
-    }
-
-    /// Number of written options.
+    /// Number of options (written and added).
     pub fn len(&self) -> usize {
         self.slots.len()
+    }
+
+    /// The written option of option `i`, or the one an added option follows.
+    fn written(&self, i: usize) -> Option<&'a TableOption> {
+        self.slots.get(i).and_then(|s| self.options.get(s.origin))
+    }
+
+    /// The option as written, for a written option.
+    pub fn written_option(&self, i: usize) -> Option<&'a TableOption> {
+        self.written(i).filter(|_| !self.is_added(i))
+    }
+
+    /// The span of option `i` in the original (for an added option: the one it follows).
+    pub fn span(&self, i: usize) -> Span {
+        self.written(i).map(option_span).unwrap_or_default()
+    }
+
+    /// Whether option `i` was added.
+    pub fn is_added(&self, i: usize) -> bool {
+        self.slots.get(i).is_some_and(|s| s.added)
     }
 
     /// The current key of option `i`.
@@ -116,20 +153,28 @@ impl<'a> OptionEdit<'a> {
         self.slots.get(i).map_or("", |s| s.value.as_str())
     }
 
-    /// Whether option `i` is removed.
-    pub fn is_deleted(&self, i: usize) -> bool {
-        self.slots.get(i).is_none_or(|s| s.deleted)
-    }
-
-    /// Whether option `i` is live and not settled by an earlier rule.
+    /// Whether option `i` is live and not settled by an earlier rule of this pass.
     pub fn is_open(&self, i: usize) -> bool {
         self.slots.get(i).is_some_and(|s| !s.deleted && !s.settled)
     }
 
-    /// Marks option `i` settled: later rules leave it alone.
+    /// Whether option `i` is live and not left for a human (settled or not).
+    pub fn is_live(&self, i: usize) -> bool {
+        self.slots.get(i).is_some_and(|s| !s.deleted && !s.manual)
+    }
+
+    /// Marks option `i` settled: later rules of this pass leave it alone.
     pub fn settle(&mut self, i: usize) {
         if let Some(s) = self.slots.get_mut(i) {
             s.settled = true;
+        }
+    }
+
+    /// Marks option `i` left for a human (and settled).
+    pub fn leave(&mut self, i: usize) {
+        if let Some(s) = self.slots.get_mut(i) {
+            s.settled = true;
+            s.manual = true;
         }
     }
 
@@ -138,27 +183,16 @@ impl<'a> OptionEdit<'a> {
         self.slots.iter().position(|s| !s.deleted && s.key == key)
     }
 
-    /// Whether `key` is set, as a live option or an added one.
+    /// Whether `key` is set by a live option.
     pub fn has(&self, key: &str) -> bool {
         self.find(key).is_some()
-            || self
-                .slots
-                .iter()
-                .any(|s| s.inserts.iter().any(|(k, _)| k == key))
     }
 
-    /// The current value of `key`, live or added.
+    /// The current value of `key`.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.slots.iter().find_map(|s| {
-            if !s.deleted && s.key == key {
-                Some(s.value.as_str())
-            } else {
-                s.inserts
-                    .iter()
-                    .find(|(k, _)| k == key)
-                    .map(|(_, v)| v.as_str())
-            }
-        })
+        self.find(key)
+            .and_then(|i| self.slots.get(i))
+            .map(|s| s.value.as_str())
     }
 
     /// Renames option `i`.
@@ -175,35 +209,66 @@ impl<'a> OptionEdit<'a> {
         }
     }
 
-    /// Removes option `i` (its added options stay).
+    /// Removes option `i`.
     pub fn delete(&mut self, i: usize) {
         if let Some(s) = self.slots.get_mut(i) {
             s.deleted = true;
         }
     }
 
-    /// Adds an option right after option `i`.
-    pub fn insert_after(&mut self, i: usize, key: impl Into<String>, value: impl Into<String>) {
-        if let Some(s) = self.slots.get_mut(i) {
-            s.inserts.push((key.into(), value.into()));
+    /// Adds a (settled) option after option `i` and the options already added after it; returns
+    /// its index.
+    pub fn insert_after(
+        &mut self,
+        i: usize,
+        key: impl Into<String>,
+        value: impl Into<String>,
+    ) -> usize {
+        let Some(origin) = self.slots.get(i).map(|s| s.origin) else {
+            return i;
+        };
+        let mut at = i + 1;
+        while self
+            .slots
+            .get(at)
+            .is_some_and(|s| s.added && s.origin == origin)
+        {
+            at += 1;
         }
+        self.slots.insert(
+            at,
+            Slot {
+                key: key.into(),
+                value: value.into(),
+                origin,
+                added: true,
+                deleted: false,
+                settled: true,
+                manual: false,
+            },
+        );
+        at
     }
 
-    /// Adds an option after the last option.
-    pub fn append(&mut self, key: impl Into<String>, value: impl Into<String>) {
-        if let Some(last) = self.slots.len().checked_sub(1) {
-            self.insert_after(last, key, value);
+    /// Adds an option after the last option; returns its index.
+    pub fn append(&mut self, key: impl Into<String>, value: impl Into<String>) -> usize {
+        match self.slots.len().checked_sub(1) {
+            Some(last) => self.insert_after(last, key, value),
+            None => 0,
         }
     }
 
     /// The text patches that turn the written clause into the edited one.
     pub fn patches(&self, src: &SourceText) -> Vec<Patch> {
         let mut patches = Vec::new();
-        let alive: Vec<usize> = (0..self.slots.len())
-            .filter(|&i| !self.is_deleted(i))
+        let written: Vec<&Slot> = self.slots.iter().filter(|s| !s.added).collect();
+        let alive: Vec<usize> = written
+            .iter()
+            .filter(|s| !s.deleted)
+            .map(|s| s.origin)
             .collect();
-        let Some(&last_alive) = alive.last() else {
-            // Every option removed: only possible for option lists migrate never empties.
+        let (Some(&first_alive), Some(&last_alive)) = (alive.first(), alive.last()) else {
+            // Every written option removed: only possible for clauses migrate never empties.
             return patches;
         };
         let comma_after = |i: usize| {
@@ -212,7 +277,8 @@ impl<'a> OptionEdit<'a> {
                 .filter(|t| t.token == Token::Comma)
                 .map(|t| t.range.clone())
         };
-        for (i, (slot, option)) in self.slots.iter().zip(self.options).enumerate() {
+        for (slot, option) in written.iter().zip(self.options) {
+            let i = slot.origin;
             let key = src.range(option.key_span);
             let value = src.range(option.value_span);
             if slot.deleted {
@@ -240,39 +306,38 @@ impl<'a> OptionEdit<'a> {
             }
         }
         // Options removed after the last live one: its comma goes too.
-        if last_alive + 1 < self.slots.len() {
+        if last_alive + 1 < self.options.len() {
             if let Some(comma) = comma_after(last_alive) {
                 patches.push(Patch::delete(comma));
             }
         }
-        for (i, slot) in self.slots.iter().enumerate() {
-            if slot.inserts.is_empty() {
-                continue;
+        // Added options follow the live written option at or before their origin.
+        let mut groups: Vec<(usize, bool, String)> = Vec::new();
+        for slot in self.slots.iter().filter(|s| s.added && !s.deleted) {
+            let (anchor, before) = match alive.iter().rev().find(|&&a| a <= slot.origin) {
+                Some(&a) => (a, false),
+                None => (first_alive, true),
+            };
+            let sep = self.separator(src, anchor);
+            let entry = self.entry(src, anchor, &slot.key, &slot.value);
+            let text = if before {
+                format!("{entry}{sep}")
+            } else {
+                format!("{sep}{entry}")
+            };
+            match groups.iter_mut().find(|g| g.0 == anchor && g.1 == before) {
+                Some(g) => g.2.push_str(&text),
+                None => groups.push((anchor, before, text)),
             }
-            match alive.iter().rev().find(|&&a| a <= i) {
-                Some(&anchor) => {
-                    let sep = self.separator(src, anchor);
-                    let text: String = slot
-                        .inserts
-                        .iter()
-                        .map(|(k, v)| format!("{sep}{}", self.entry(src, anchor, k, v)))
-                        .collect();
-                    let at = src.range(self.options[anchor].value_span).end;
-                    patches.push(Patch::insert(at, text));
-                }
-                None => {
-                    // Nothing live before: put the options in front of the first live one.
-                    let anchor = alive[0];
-                    let sep = self.separator(src, anchor);
-                    let text: String = slot
-                        .inserts
-                        .iter()
-                        .map(|(k, v)| format!("{}{sep}", self.entry(src, anchor, k, v)))
-                        .collect();
-                    let at = src.range(self.options[anchor].key_span).start;
-                    patches.push(Patch::insert(at, text));
-                }
-            }
+        }
+        for (anchor, before, text) in groups {
+            let o = &self.options[anchor];
+            let at = if before {
+                src.range(o.key_span).start
+            } else {
+                src.range(o.value_span).end
+            };
+            patches.push(Patch::insert(at, text));
         }
         patches
     }

@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use riffle_sql::dialect::FlinkDialect;
 use riffle_sql::Span;
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
 
 /// One token of the source with its byte range.
 #[derive(Debug, Clone)]
@@ -92,6 +92,25 @@ impl<'a> SourceText<'a> {
             .iter()
             .take_while(|t| t.range.end <= range.end)
             .find(|t| matches!(&t.token, Token::Word(w) if w.value.eq_ignore_ascii_case(word)))
+    }
+
+    /// The first token in `range` equal to `token`.
+    pub fn find_token(&self, range: Range<usize>, token: &Token) -> Option<Range<usize>> {
+        self.tokens[self.token_from(range.start)..]
+            .iter()
+            .take_while(|t| t.range.end <= range.end)
+            .find(|t| &t.token == token)
+            .map(|t| t.range.clone())
+    }
+
+    /// The range of the `/* ... */` comment holding `byte`.
+    pub fn comment_at(&self, byte: usize) -> Option<Range<usize>> {
+        let i = self.tokens.partition_point(|t| t.range.end <= byte);
+        self.tokens
+            .get(i)
+            .filter(|t| t.range.start <= byte)
+            .filter(|t| matches!(t.token, Token::Whitespace(Whitespace::MultiLineComment(_))))
+            .map(|t| t.range.clone())
     }
 
     /// The range from the start of `span` to the end of the `)` closing the first `(` after
