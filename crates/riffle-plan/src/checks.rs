@@ -54,7 +54,12 @@ pub fn check_coerced(plan: &LogicalPlan) -> DfResult<()> {
             let string = |t: &DataType| {
                 matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
             };
-            if string(&source) != string(c.field.data_type()) && source != DataType::Null {
+            // Integer to string conversions behave alike (explicit ones are verified casts).
+            let int_to_string = source.is_integer() && string(c.field.data_type());
+            if string(&source) != string(c.field.data_type())
+                && source != DataType::Null
+                && !int_to_string
+            {
                 return not_impl_err!(
                     "unsupported feature: implicit type conversion between {} and {}",
                     flink_type(&source, true),
@@ -85,7 +90,7 @@ pub fn check_coerced(plan: &LogicalPlan) -> DfResult<()> {
     })
 }
 
-/// Explicit casts checked against Flink: identity, widening between integers and between
+/// Explicit casts checked against Flink: identity, integers to STRING, widening between integers and between
 /// decimals, numbers to DOUBLE, integers to a DECIMAL that holds them, and timestamps (with or
 /// without local time zone) to the same or a finer precision.
 fn verified_cast(source: &DataType, target: &DataType) -> bool {
@@ -110,6 +115,8 @@ fn verified_cast(source: &DataType, target: &DataType) -> bool {
             int_digits(s) <= int_digits(t)
         }
         (s, Float64) => s.is_numeric(),
+        // Integers print as their decimal digits in both engines.
+        (s, Utf8) => int_digits(s).is_some(),
         (Decimal128(p1, s1), Decimal128(p2, s2)) => {
             s2 >= s1 && i32::from(*p2) - i32::from(*s2) >= i32::from(*p1) - i32::from(*s1)
         }

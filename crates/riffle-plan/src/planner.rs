@@ -577,6 +577,8 @@ fn type_of(expr: &Expr, schema: &DFSchema) -> DfResult<(ArrowType, bool)> {
 const VERIFIED_FUNCTIONS: &[&str] = &[
     "atan2",
     "btrim",
+    "coalesce",
+    "nullif",
     "character_length",
     "cos",
     "degrees",
@@ -663,6 +665,46 @@ fn name_expressions(query: &mut sql::Query) {
 
     impl VisitorMut for Namer {
         type Break = ();
+
+        /// Flink's `IF(c, a, b)` is `CASE WHEN c THEN a ELSE b END`; `IFNULL(a, b)` is
+        /// `COALESCE(a, b)`.
+        fn post_visit_expr(&mut self, expr: &mut sql::Expr) -> ControlFlow<Self::Break> {
+            if let sql::Expr::Function(f) = expr {
+                let name = f.name.to_string().to_ascii_uppercase();
+                let args: Vec<sql::Expr> = match &f.args {
+                    sql::FunctionArguments::List(l) => l
+                        .args
+                        .iter()
+                        .filter_map(|a| match a {
+                            sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(e)) => {
+                                Some(e.clone())
+                            }
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                match (name.as_str(), args.as_slice()) {
+                    ("IF", [c, a, b]) => {
+                        *expr = sql::Expr::Case {
+                            case_token: sql::helpers::attached_token::AttachedToken::empty(),
+                            end_token: sql::helpers::attached_token::AttachedToken::empty(),
+                            operand: None,
+                            conditions: vec![sql::CaseWhen {
+                                condition: c.clone(),
+                                result: a.clone(),
+                            }],
+                            else_result: Some(Box::new(b.clone())),
+                        };
+                    }
+                    ("IFNULL", [_, _]) => {
+                        f.name = sql::ObjectName::from(vec![sql::Ident::new("COALESCE")])
+                    }
+                    _ => {}
+                }
+            }
+            ControlFlow::Continue(())
+        }
 
         fn post_visit_query(&mut self, query: &mut sql::Query) -> ControlFlow<Self::Break> {
             name_set_expr(&mut query.body);
@@ -1458,7 +1500,27 @@ impl GraphBuilder<'_> {
             LogicalPlan::Limit(_) => Err(unsupported("LIMIT / FETCH", self.span)),
             LogicalPlan::Join(_) => Err(unsupported("joins", self.span)),
             LogicalPlan::Window(_) => Err(unsupported("OVER windows", self.span)),
-            LogicalPlan::Distinct(_) => Err(unsupported("SELECT DISTINCT", self.span)),
+            LogicalPlan::Distinct(datafusion::logical_expr::Distinct::All(input)) => {
+                // SELECT DISTINCT is a grouping on every column without aggregates.
+                let keys: Vec<Expr> = input
+                    .schema()
+                    .columns()
+                    .into_iter()
+                    .map(Expr::Column)
+                    .collect();
+                let grouped = LogicalPlanBuilder::from(input.as_ref().clone())
+                    .aggregate(keys, Vec::<Expr>::new())
+                    .and_then(|b| b.build())
+                    .map_err(|e| df_error(e, self.span))?;
+                match &grouped {
+                    LogicalPlan::Aggregate(agg) => self.aggregate(agg),
+                    _ => Err(plan_error(
+                        "SELECT DISTINCT did not plan as a grouping",
+                        self.span,
+                    )),
+                }
+            }
+            LogicalPlan::Distinct(_) => Err(unsupported("DISTINCT ON", self.span)),
             LogicalPlan::Unnest(_) => Err(unsupported("UNNEST", self.span)),
             LogicalPlan::RecursiveQuery(_) => Err(unsupported("recursive queries", self.span)),
             LogicalPlan::Subquery(_) => Err(unsupported("correlated subqueries", self.span)),
