@@ -349,3 +349,178 @@ impl SourceReader for FileSource {
         self.flush().map(Some)
     }
 }
+
+/// Opens the filesystem sink subtask `subtask`: rows go to `<path>/part-<subtask>-0.<format>`
+/// in Flink's CSV or JSON text form. Only appends (`+I`) are written; the planner rejects
+/// updating input for this sink.
+pub fn open_sink(
+    spec: &ConnectorSpec,
+    fields: &[riffle_plan::Field],
+    subtask: SubtaskInfo,
+) -> Result<Box<dyn crate::SinkWriter>> {
+    let mut options = Options::new(spec);
+    let path = PathBuf::from(options.required("path")?);
+    let format = match options.required("format")? {
+        "csv" => Format::Csv(CsvOptions::from_options(&mut options)?),
+        "json" => Format::Json(JsonOptions::from_options(&mut options)?),
+        other => {
+            return Err(ConnectorError::new(format!(
+                "unsupported feature: format '{other}' of the filesystem connector (table '{}')",
+                spec.table
+            )))
+        }
+    };
+    let format_prefix = match &format {
+        Format::Csv(_) => "csv.",
+        Format::Json(_) => "json.",
+    };
+    options.keys_with_prefix(format_prefix);
+    options.keys_with_prefix("sink.");
+    options.accept("auto-compaction");
+    options.accept("compaction.file-size");
+    options.finish()?;
+    for f in fields {
+        let supported = matches!(
+            f.arrow().map_err(ConnectorError::from)?,
+            arrow::datatypes::DataType::Utf8
+                | arrow::datatypes::DataType::Boolean
+                | arrow::datatypes::DataType::Int8
+                | arrow::datatypes::DataType::Int16
+                | arrow::datatypes::DataType::Int32
+                | arrow::datatypes::DataType::Int64
+                | arrow::datatypes::DataType::Float32
+                | arrow::datatypes::DataType::Float64
+                | arrow::datatypes::DataType::Decimal128(..)
+                | arrow::datatypes::DataType::Date32
+                | arrow::datatypes::DataType::Time32(_)
+                | arrow::datatypes::DataType::Timestamp(..)
+        );
+        if !supported {
+            return Err(ConnectorError::new(format!(
+                "unsupported feature: writing column '{}' of type {} to a filesystem table",
+                f.name, f.data_type
+            )));
+        }
+    }
+    std::fs::create_dir_all(&path)
+        .map_err(|e| ConnectorError::new(format!("cannot create {}: {e}", path.display())))?;
+    let extension = match &format {
+        Format::Csv(_) => "csv",
+        Format::Json(_) => "json",
+    };
+    let file = path.join(format!("part-{}-0.{extension}", subtask.index));
+    let writer = std::fs::File::create(&file)
+        .map_err(|e| ConnectorError::new(format!("cannot create {}: {e}", file.display())))?;
+    Ok(Box::new(FileSink {
+        names: fields.iter().map(|f| f.name.clone()).collect(),
+        format,
+        out: std::io::BufWriter::new(writer),
+        line: String::new(),
+    }))
+}
+
+struct FileSink {
+    names: Vec<String>,
+    format: Format,
+    out: std::io::BufWriter<File>,
+    line: String,
+}
+
+impl FileSink {
+    /// Appends one value in the text form of Flink's CSV / JSON formats.
+    fn value(&mut self, array: &dyn arrow::array::Array, row: usize) {
+        use arrow::datatypes::DataType;
+        let iso = matches!(&self.format, Format::Json(o) if o.timestamp_style == crate::text::TimestampStyle::Iso);
+        let mut text = String::new();
+        let quoted = match array.data_type() {
+            DataType::Utf8 | DataType::Date32 | DataType::Time32(_) | DataType::Timestamp(..) => {
+                if !crate::format::write_sql_temporal(&mut text, array, row, iso) {
+                    crate::format::write_value(&mut text, array, row);
+                }
+                true
+            }
+            _ => {
+                crate::format::write_value(&mut text, array, row);
+                false
+            }
+        };
+        match &self.format {
+            Format::Json(_) if quoted => self
+                .line
+                .push_str(&serde_json::Value::String(text).to_string()),
+            Format::Json(_) => self.line.push_str(&text),
+            Format::Csv(o) => {
+                let needs_quotes = o.quote.is_some()
+                    && (text.contains(o.field_delimiter)
+                        || o.quote.is_some_and(|q| text.contains(q))
+                        || text.contains(['\n', '\r']));
+                match o.quote {
+                    Some(q) if needs_quotes => {
+                        self.line.push(q);
+                        self.line.push_str(&text.replace(q, &format!("{q}{q}")));
+                        self.line.push(q);
+                    }
+                    _ => self.line.push_str(&text),
+                }
+            }
+        }
+    }
+}
+
+impl crate::SinkWriter for FileSink {
+    fn write(&mut self, batch: &crate::ChangeBatch) -> Result<()> {
+        use std::io::Write;
+        let columns = batch.batch.columns().to_vec();
+        for row in 0..batch.num_rows() {
+            self.line.clear();
+            match &self.format {
+                Format::Json(_) => {
+                    self.line.push('{');
+                    for (i, column) in columns.iter().enumerate() {
+                        if i > 0 {
+                            self.line.push(',');
+                        }
+                        let name = self.names.get(i).cloned().unwrap_or_default();
+                        self.line
+                            .push_str(&serde_json::Value::String(name).to_string());
+                        self.line.push(':');
+                        if column.is_null(row) {
+                            self.line.push_str("null");
+                        } else {
+                            self.value(column.as_ref(), row);
+                        }
+                    }
+                    self.line.push('}');
+                }
+                Format::Csv(o) => {
+                    let (delimiter, null) = (
+                        o.field_delimiter,
+                        o.null_literal.clone().unwrap_or_default(),
+                    );
+                    for (i, column) in columns.iter().enumerate() {
+                        if i > 0 {
+                            self.line.push(delimiter);
+                        }
+                        if column.is_null(row) {
+                            self.line.push_str(&null);
+                        } else {
+                            self.value(column.as_ref(), row);
+                        }
+                    }
+                }
+            }
+            self.line.push('\n');
+            self.out
+                .write_all(self.line.as_bytes())
+                .map_err(|e| ConnectorError::new(format!("filesystem sink: {e}")))?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        use std::io::Write;
+        self.out
+            .flush()
+            .map_err(|e| ConnectorError::new(format!("filesystem sink: {e}")))
+    }
+}

@@ -262,6 +262,69 @@ fn write_timestamp(out: &mut String, epoch_secs: i64, nanos: i64, instant: bool)
     }
 }
 
+/// The SQL text form Flink's CSV and JSON formats write for a timestamp or time value:
+/// `yyyy-MM-dd HH:mm:ss[.fraction]` (`T` instead of the space when `iso`; a trailing `Z` for
+/// `TIMESTAMP_LTZ`), `HH:mm:ss[.fraction]` for TIME; the fraction has no trailing zeros.
+/// Returns false for other types.
+pub fn write_sql_temporal(out: &mut String, array: &dyn Array, row: usize, iso: bool) -> bool {
+    let (secs, nanos, ltz) = match array.data_type() {
+        DataType::Timestamp(unit, tz) => {
+            let (secs, nanos) = match unit {
+                TimeUnit::Second => (array.as_primitive::<TimestampSecondType>().value(row), 0),
+                TimeUnit::Millisecond => split(
+                    array.as_primitive::<TimestampMillisecondType>().value(row),
+                    1_000,
+                    1_000_000,
+                ),
+                TimeUnit::Microsecond => split(
+                    array.as_primitive::<TimestampMicrosecondType>().value(row),
+                    1_000_000,
+                    1_000,
+                ),
+                TimeUnit::Nanosecond => split(
+                    array.as_primitive::<TimestampNanosecondType>().value(row),
+                    1_000_000_000,
+                    1,
+                ),
+            };
+            (secs, nanos, tz.is_some())
+        }
+        DataType::Time32(TimeUnit::Millisecond) => {
+            let ms = i64::from(array.as_primitive::<Time32MillisecondType>().value(row));
+            let (h, m, sec) = (ms / 3_600_000, (ms / 60_000) % 60, (ms / 1000) % 60);
+            let _ = write!(out, "{h:02}:{m:02}:{sec:02}");
+            write_minimal_fraction(out, (ms % 1000) * 1_000_000);
+            return true;
+        }
+        _ => return false,
+    };
+    write_date(out, secs.div_euclid(86_400));
+    out.push(if iso { 'T' } else { ' ' });
+    let sod = secs.rem_euclid(86_400);
+    let _ = write!(
+        out,
+        "{:02}:{:02}:{:02}",
+        sod / 3600,
+        (sod / 60) % 60,
+        sod % 60
+    );
+    write_minimal_fraction(out, nanos);
+    if ltz {
+        out.push('Z');
+    }
+    true
+}
+
+/// `.fff` with trailing zeros removed (nothing for zero), as `appendFraction(NANO, 0, 9, true)`.
+fn write_minimal_fraction(out: &mut String, nanos: i64) {
+    if nanos == 0 {
+        return;
+    }
+    let digits = format!("{nanos:09}");
+    out.push('.');
+    out.push_str(digits.trim_end_matches('0'));
+}
+
 /// `BigDecimal.toString()` of `unscaled × 10^-scale`.
 pub fn java_big_decimal(unscaled: i128, scale: i8) -> String {
     let negative = unscaled < 0;

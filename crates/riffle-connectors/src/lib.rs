@@ -5,7 +5,10 @@
 //! from the table's `WITH` clause ([`ConnectorSpec`]); an invalid option is reported when the
 //! connector is opened, which the runtime does for every connector before the job starts.
 //!
-//! Connectors: `filesystem` (formats `csv` and `json`), `datagen`, `print`, `blackhole`.
+//! Connectors: `filesystem` (formats `csv` and `json`, source and sink), `datagen`, `print`,
+//! `blackhole`.
+
+#![warn(missing_docs)]
 
 pub mod blackhole;
 pub mod csv;
@@ -171,6 +174,7 @@ pub fn open_sink(
         "print" => print::open_sink(spec, fields, subtask, target),
         riffle_plan::COLLECT_CONNECTOR => print::open_collect(fields, subtask, target),
         "blackhole" => blackhole::open_sink(spec),
+        "filesystem" => filesystem::open_sink(spec, fields, subtask),
         other => Err(ConnectorError::new(format!(
             "unsupported feature: connector '{other}' as a sink (table '{}')",
             spec.table

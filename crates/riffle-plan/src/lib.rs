@@ -6,6 +6,8 @@
 //! typed and coerced with DataFusion in a [`FlinkSession`], the same session configuration the
 //! runtime compiles them with.
 
+#![warn(missing_docs)]
+
 mod checks;
 pub mod explain;
 mod functions;

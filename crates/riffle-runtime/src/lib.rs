@@ -10,6 +10,8 @@
 //! All connectors and expressions are opened and compiled before any task starts, so a bad
 //! option or expression fails the job before it produces anything.
 
+#![warn(missing_docs)]
+
 mod accumulator;
 mod exchange;
 mod operators;

@@ -185,3 +185,55 @@ INSERT INTO b SELECT id FROM g;";
         other => panic!("job did not stop cleanly: {other:?}"),
     }
 }
+
+#[test]
+fn filesystem_sinks_write_flink_text_and_read_back() {
+    let dir = data_dir(&[(
+        "in.csv",
+        "1,\"a,b\",2.50,2024-01-01 10:00:00.5\n2,,0.10,2024-01-01 10:00:00\n".to_string(),
+    )]);
+    let out_csv = dir.path().join("out-csv");
+    let out_json = dir.path().join("out-json");
+    let sql = format!(
+        "CREATE TABLE t (id INT, s STRING, d DECIMAL(5, 2), ts TIMESTAMP(3))
+WITH ('connector' = 'filesystem', 'path' = '{input}', 'format' = 'csv', 'csv.null-literal' = '');
+CREATE TABLE c (id INT, s STRING, d DECIMAL(5, 2), ts TIMESTAMP(3))
+WITH ('connector' = 'filesystem', 'path' = '{csv}', 'format' = 'csv');
+CREATE TABLE j (id INT, s STRING, d DECIMAL(5, 2), ts TIMESTAMP(3))
+WITH ('connector' = 'filesystem', 'path' = '{json}', 'format' = 'json');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO c SELECT * FROM t;
+INSERT INTO j SELECT * FROM t;
+END;",
+        input = dir.path().join("in.csv").display(),
+        csv = out_csv.display(),
+        json = out_json.display()
+    );
+    run(&sql).unwrap_or_else(|e| panic!("{e}"));
+    let csv =
+        std::fs::read_to_string(out_csv.join("part-0-0.csv")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        csv,
+        "1,\"a,b\",2.50,2024-01-01 10:00:00.5\n2,,0.10,2024-01-01 10:00:00\n"
+    );
+    let json =
+        std::fs::read_to_string(out_json.join("part-0-0.json")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        json,
+        "{\"id\":1,\"s\":\"a,b\",\"d\":2.50,\"ts\":\"2024-01-01 10:00:00.5\"}\n{\"id\":2,\"s\":null,\"d\":0.10,\"ts\":\"2024-01-01 10:00:00\"}\n"
+    );
+    let back = format!(
+        "CREATE TABLE j (id INT, s STRING, d DECIMAL(5, 2), ts TIMESTAMP(3))
+WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'json');
+SELECT * FROM j;",
+        out_json.display()
+    );
+    let rows = sorted(run(&back).unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(
+        rows,
+        vec![
+            "+I[1, a,b, 2.50, 2024-01-01T10:00:00.500]",
+            "+I[2, null, 0.10, 2024-01-01T10:00]"
+        ]
+    );
+}
