@@ -28,6 +28,7 @@
 //! ```
 
 pub(crate) mod ddl;
+mod joins;
 pub(crate) mod options;
 pub mod patch;
 pub mod report;
@@ -126,6 +127,7 @@ pub fn migrate_job(job: &JobSource, options: &MigrateOptions) -> JobChanges {
         };
         patches.extend(ddl::migrate_table(&table_job, &mut log));
     }
+    joins::report_proctime_calls(&parsed.script, &mut log);
     if options.modernize {
         let analysis = riffle_catalog::analyze(&parsed.script);
         patches.extend(windows::modernize(
