@@ -502,7 +502,7 @@ impl Planner {
             .sql_statement_to_plan(statement)
             .map_err(|e| df_error(e, span))?;
         crate::checks::check_explicit_casts(&plan).map_err(|e| df_error(e, span))?;
-        let plan = int_literals(plan).map_err(|e| df_error(e, span))?;
+        let plan = int_literals(plan, &self.session).map_err(|e| df_error(e, span))?;
         let plan = Analyzer::new()
             .execute_and_check(plan, self.session.state().config_options(), |_, _| {})
             .map_err(|e| df_error(e, span))?;
@@ -578,6 +578,7 @@ const VERIFIED_FUNCTIONS: &[&str] = &[
     "atan2",
     "btrim",
     "coalesce",
+    "concat_ws",
     "nullif",
     "character_length",
     "cos",
@@ -717,7 +718,8 @@ fn name_expressions(query: &mut sql::Query) {
 
 /// Types integer literals as Flink does: `INT` when the value fits, `BIGINT` otherwise
 /// (DataFusion makes every integer literal `BIGINT`, which changes overflow behaviour).
-fn int_literals(plan: LogicalPlan) -> DfResult<LogicalPlan> {
+fn int_literals(plan: LogicalPlan, session: &FlinkSession) -> DfResult<LogicalPlan> {
+    let registry = session.state().scalar_functions().clone();
     use datafusion::logical_expr::expr_rewriter::NamePreserver;
     plan.transform_up_with_subqueries(|node| {
         // Output names stay as they were, so references from parent nodes still resolve.
@@ -725,6 +727,8 @@ fn int_literals(plan: LogicalPlan) -> DfResult<LogicalPlan> {
         let node = node.map_expressions(|e| {
             let saved = preserver.save(&e);
             let rewritten = crate::session::flink_int_literals(e)?;
+            let rewritten =
+                rewritten.transform_data(|e| crate::session::resolve_functions(e, &registry))?;
             Ok(rewritten.update_data(|e| saved.restore(e)))
         })?;
         if node.transformed {

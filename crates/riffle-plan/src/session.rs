@@ -83,12 +83,18 @@ impl FlinkSession {
             },
             schema,
         )?;
-        Ok(flink_int_literals(expr)?.data)
+        self.flinkify(expr)
     }
 
     /// Plans SQL text (as printed by [`Self::expr_to_sql`]) over `schema`.
     pub fn logical_from_sql(&self, sql: &str, schema: &DFSchema) -> DfResult<Expr> {
-        Ok(flink_int_literals(self.state.create_logical_expr(sql, schema)?)?.data)
+        self.flinkify(self.state.create_logical_expr(sql, schema)?)
+    }
+
+    /// Flink's literal types and Riffle's Flink functions in a freshly planned expression.
+    fn flinkify(&self, expr: Expr) -> DfResult<Expr> {
+        let expr = flink_int_literals(expr)?.data;
+        Ok(resolve_functions(expr, self.state.scalar_functions())?.data)
     }
 
     /// Compiles SQL text over an Arrow schema (unqualified column names) into an evaluable
@@ -207,6 +213,27 @@ pub fn flink_int_literals(expr: Expr) -> DfResult<Transformed<Expr>> {
         Expr::Literal(ScalarValue::Int64(Some(v)), meta) if i32::try_from(v).is_ok() => Ok(
             Transformed::yes(Expr::Literal(ScalarValue::Int32(Some(v as i32)), meta)),
         ),
+        other => Ok(Transformed::no(other)),
+    })
+}
+
+/// Replaces every function call whose name Riffle registered a Flink implementation for with
+/// that implementation (DataFusion's SQL planner may have built calls such as `SUBSTRING(s FROM
+/// 1)` with its own functions), so planning and the SQL text the runtime compiles agree.
+pub fn resolve_functions(
+    expr: Expr,
+    registry: &std::collections::HashMap<String, Arc<datafusion::logical_expr::ScalarUDF>>,
+) -> DfResult<Transformed<Expr>> {
+    use datafusion::logical_expr::expr::ScalarFunction;
+    expr.transform(|e| match e {
+        Expr::ScalarFunction(f) if functions::RIFFLE_FUNCTIONS.contains(&f.name()) => {
+            match registry.get(f.name()) {
+                Some(udf) if !Arc::ptr_eq(udf, &f.func) => Ok(Transformed::yes(
+                    Expr::ScalarFunction(ScalarFunction::new_udf(udf.clone(), f.args)),
+                )),
+                _ => Ok(Transformed::no(Expr::ScalarFunction(f))),
+            }
+        }
         other => Ok(Transformed::no(other)),
     })
 }
