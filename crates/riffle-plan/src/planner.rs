@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use arrow::datatypes::{
@@ -481,6 +482,13 @@ impl Planner {
 
     /// Plans a query with DataFusion and runs its analyzer (type coercion).
     fn plan_query(&self, query: &ast::Query, span: Span) -> PlanResult<LogicalPlan> {
+        self.plan_query_at(query, span).map_err(|mut d| {
+            d.span = locate(query, &d.message).unwrap_or(d.span);
+            d
+        })
+    }
+
+    fn plan_query_at(&self, query: &ast::Query, span: Span) -> PlanResult<LogicalPlan> {
         let relation_planner: Arc<dyn RelationPlanner> = Arc::new(FlinkRelations {
             catalog: self.catalog.clone(),
         });
@@ -629,11 +637,39 @@ fn check_functions(exprs: &[&Expr], span: Span) -> PlanResult<()> {
     ))
 }
 
+/// The span of the construct a diagnostic message names (a function, a CAST, a window TVF), when
+/// it can be found in `query`; diagnostics otherwise point at the statement.
+fn locate(query: &sql::Query, message: &str) -> Option<Span> {
+    use datafusion::sql::sqlparser::ast::{visit_expressions, Spanned};
+    let upper = message.to_ascii_uppercase();
+    let mut found = None;
+    let _ = visit_expressions(query, |e: &sql::Expr| {
+        let hit = match e {
+            sql::Expr::Function(f) => {
+                let name = f.name.to_string().to_ascii_uppercase();
+                upper.contains(&format!("FUNCTION {name}"))
+                    || upper.contains(&format!("{name},"))
+                    || upper.contains(&format!(" {name} "))
+                    || upper.starts_with(&format!("{name} "))
+            }
+            sql::Expr::Cast { .. } => upper.contains("CAST "),
+            _ => false,
+        };
+        if hit && found.is_none() {
+            let s = Span::from(e.span());
+            if !s.is_unknown() {
+                found = Some(s);
+            }
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    });
+    found
+}
+
 /// Names unaliased computed select items `EXPR$<position>` as Calcite does (DataFusion would
 /// reject two equal unaliased expressions).
 fn name_expressions(query: &mut sql::Query) {
-    use std::ops::ControlFlow;
-
     use datafusion::sql::sqlparser::ast::{SelectItem, SetExpr, VisitMut, VisitorMut};
 
     struct Namer;

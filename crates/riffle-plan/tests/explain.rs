@@ -90,3 +90,22 @@ fn errors_name_the_problem() {
     assert!(d[0].message.contains("nocol"), "{}", d[0].message);
     assert_eq!(d[0].span.start.line, 7);
 }
+
+#[test]
+fn unsupported_functions_and_casts_point_at_their_call() {
+    let sql = "CREATE TABLE t (a INT, s STRING) WITH ('connector' = 'datagen');\nSELECT a,\n  SPLIT_INDEX(s, ',', 0) FROM t;";
+    let d = plan_sql(sql).err().unwrap_or_default();
+    assert_eq!(
+        (d[0].span.start.line, d[0].span.start.column),
+        (3, 3),
+        "{d:?}"
+    );
+    let sql = "SELECT 1,\n   CAST('1' AS INT);";
+    let d = plan_sql(sql).err().unwrap_or_default();
+    // sqlparser spans a CAST by its operand.
+    assert_eq!(
+        (d[0].span.start.line, d[0].span.start.column),
+        (2, 9),
+        "{d:?}"
+    );
+}
