@@ -448,17 +448,11 @@ impl Planner {
             return Err(unsupported("INSERT with a static PARTITION", insert.span));
         }
         let target: Vec<TableColumn> = table.physical().cloned().collect();
+        let mut plan = self.plan_query(&insert.query, insert.span)?;
         if !insert.columns.is_empty() {
-            let listed: Vec<&str> = insert.columns.iter().map(|c| c.value.as_str()).collect();
-            let all: Vec<&str> = target.iter().map(|c| c.name.as_str()).collect();
-            if listed != all {
-                return Err(unsupported(
-                    "INSERT with a partial or reordered column list",
-                    insert.span,
-                ));
-            }
+            plan =
+                self.map_insert_columns(plan, &insert.columns, &target, &table.name, insert.span)?;
         }
-        let plan = self.plan_query(&insert.query, insert.span)?;
         let produced = plan.schema().fields().len();
         if produced != target.len() {
             return Err(plan_error(
@@ -478,6 +472,56 @@ impl Planner {
             span: insert.span,
         });
         Ok(())
+    }
+
+    /// `INSERT INTO t (c2, c1) query`: reorders the query's columns into the table's order;
+    /// table columns that are not listed get NULL.
+    fn map_insert_columns(
+        &self,
+        plan: LogicalPlan,
+        listed: &[sql::Ident],
+        target: &[TableColumn],
+        table: &str,
+        span: Span,
+    ) -> PlanResult<LogicalPlan> {
+        let columns = plan.schema().columns();
+        if columns.len() != listed.len() {
+            return Err(plan_error(
+                format!(
+                    "Column types of query result and sink for '{table}' do not match. Query has {} columns, the column list {}.",
+                    columns.len(),
+                    listed.len()
+                ),
+                span,
+            ));
+        }
+        let mut exprs = Vec::with_capacity(target.len());
+        for t in target {
+            let position = listed.iter().position(|l| l.value == t.name);
+            let expr = match position.and_then(|p| columns.get(p)) {
+                Some(c) => Expr::Column(c.clone()),
+                None if position.is_some() => {
+                    return Err(plan_error("column list out of range", span))
+                }
+                None => Expr::Literal(ScalarValue::Null, None)
+                    .cast_to(&t.arrow, plan.schema())
+                    .map_err(|e| df_error(e, span))?,
+            };
+            exprs.push(expr.alias(t.name.clone()));
+        }
+        if let Some(unknown) = listed
+            .iter()
+            .find(|l| !target.iter().any(|t| t.name == l.value))
+        {
+            return Err(plan_error(
+                format!("Unknown target column '{}'", unknown.value),
+                span,
+            ));
+        }
+        LogicalPlanBuilder::from(plan)
+            .project(exprs)
+            .and_then(|b| b.build())
+            .map_err(|e| df_error(e, span))
     }
 
     /// Plans a query with DataFusion and runs its analyzer (type coercion).
