@@ -82,6 +82,18 @@ pub fn describe(op: &Operator) -> String {
                 .join(", ")
         ),
         OperatorKind::Union => "Union".to_string(),
+        OperatorKind::Limit { offset, fetch } => match fetch {
+            Some(f) => format!("Limit(offset=[{offset}], fetch=[{f}])"),
+            None => format!("Limit(offset=[{offset}])"),
+        },
+        OperatorKind::TopN { order, fetch } => format!(
+            "TopN(orderBy=[{}], fetch=[{fetch}])",
+            order
+                .iter()
+                .map(|k| format!("${} {}", k.column, if k.ascending { "ASC" } else { "DESC" }))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         OperatorKind::Sink { connector } => {
             if connector.table.is_empty() {
                 format!("Sink(connector=[{}])", connector.connector)

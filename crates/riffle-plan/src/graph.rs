@@ -200,6 +200,22 @@ pub enum OperatorKind {
         /// Aggregate calls.
         aggregates: Vec<AggregateCall>,
     },
+    /// `LIMIT`/`OFFSET` without ordering: forwards rows `offset .. offset + fetch` of its
+    /// (single) input, as `+I`.
+    Limit {
+        /// Rows skipped first.
+        offset: usize,
+        /// Rows forwarded after the skipped ones (`None`: all).
+        fetch: Option<usize>,
+    },
+    /// `ORDER BY .. LIMIT n` on an append-only stream (Flink's global Top-N): keeps the best
+    /// `fetch` rows; a row entering the top emits `-D` of the row it pushes out, then `+I`.
+    TopN {
+        /// Sort keys: input column, ascending, nulls first.
+        order: Vec<SortKey>,
+        /// Rows kept.
+        fetch: usize,
+    },
     /// Unbounded (updating) aggregation per key: emits `+I`, then `-U`/`+U` per change.
     GroupAggregate {
         /// Group key columns.
@@ -270,6 +286,17 @@ pub enum AggregateFunction {
     Max,
     /// `AVG(x)` (integer average for integer inputs, as Flink).
     Avg,
+}
+
+/// One sort key of a [`OperatorKind::TopN`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SortKey {
+    /// Input column.
+    pub column: usize,
+    /// Ascending order.
+    pub ascending: bool,
+    /// NULLs sort before other values.
+    pub nulls_first: bool,
 }
 
 /// One aggregate call of an aggregation operator.

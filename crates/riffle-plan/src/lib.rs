@@ -20,7 +20,7 @@ pub mod window;
 
 pub use graph::{
     arrow_schema, AggregateCall, AggregateFunction, ChangelogMode, ConnectorSpec, Edge, Field,
-    JobGraph, NamedExpr, Operator, OperatorId, OperatorKind, Partitioning, WindowSpec,
+    JobGraph, NamedExpr, Operator, OperatorId, OperatorKind, Partitioning, SortKey, WindowSpec,
 };
 pub use planner::{plan_script, COLLECT_CONNECTOR, PLAN_ERROR, UNSUPPORTED};
 pub use session::FlinkSession;

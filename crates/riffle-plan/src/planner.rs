@@ -544,6 +544,8 @@ impl Planner {
         let options = ParserOptions {
             parse_float_as_decimal: true,
             enable_ident_normalization: false,
+            // Flink sorts NULL lowest: first ascending, last descending.
+            default_null_ordering: datafusion::sql::planner::NullOrdering::NullsMin,
             ..ParserOptions::default()
         };
         let mut query = query.clone();
@@ -1580,8 +1582,11 @@ impl GraphBuilder<'_> {
                     None => Err(unsupported(ext.node.name(), self.span)),
                 }
             }
+            LogicalPlan::Limit(limit) => self.limit(limit),
+            LogicalPlan::Sort(sort) if sort.fetch.is_some() => {
+                self.top_n(sort, 0, sort.fetch.unwrap_or(0))
+            }
             LogicalPlan::Sort(_) => Err(unsupported("ORDER BY (streaming sort)", self.span)),
-            LogicalPlan::Limit(_) => Err(unsupported("LIMIT / FETCH", self.span)),
             LogicalPlan::Join(_) => Err(unsupported("joins", self.span)),
             LogicalPlan::Window(_) => Err(unsupported("OVER windows", self.span)),
             LogicalPlan::Distinct(datafusion::logical_expr::Distinct::All(input)) => {
@@ -1613,6 +1618,100 @@ impl GraphBuilder<'_> {
                 self.span,
             )),
         }
+    }
+
+    /// `LIMIT` / `OFFSET`, over an `ORDER BY` a Top-N.
+    fn limit(&mut self, limit: &datafusion::logical_expr::Limit) -> PlanResult<Node> {
+        let span = self.span;
+        // Constant row counts (INT or BIGINT literals, as Riffle types integer literals).
+        let count = |e: &Option<Box<Expr>>, what: &str| -> PlanResult<Option<usize>> {
+            let e = e.as_deref().map(|e| match e {
+                Expr::Cast(c) => c.expr.as_ref(),
+                other => other,
+            });
+            match e {
+                None => Ok(None),
+                Some(Expr::Literal(v, _)) if v.is_null() => Ok(None),
+                Some(Expr::Literal(ScalarValue::Int32(Some(n)), _)) if *n >= 0 => {
+                    Ok(Some(*n as usize))
+                }
+                Some(Expr::Literal(ScalarValue::Int64(Some(n)), _)) if *n >= 0 => {
+                    Ok(Some(*n as usize))
+                }
+                Some(_) => Err(unsupported(format!("{what} with an expression"), span)),
+            }
+        };
+        let offset = count(&limit.skip, "OFFSET")?.unwrap_or(0);
+        let fetch = count(&limit.fetch, "LIMIT")?;
+        if let LogicalPlan::Sort(sort) = limit.input.as_ref() {
+            let Some(fetch) = fetch else {
+                return Err(unsupported("ORDER BY with OFFSET but without LIMIT", span));
+            };
+            if offset > 0 {
+                return Err(unsupported(
+                    "ORDER BY .. LIMIT with OFFSET (Top-N rank ranges)",
+                    span,
+                ));
+            }
+            let fetch = sort.fetch.map_or(fetch, |f| f.min(fetch));
+            return self.top_n(sort, offset, fetch);
+        }
+        let input = self.translate(&limit.input)?;
+        if input.changelog != ChangelogMode::InsertOnly {
+            return Err(unsupported("LIMIT over an updating stream", span));
+        }
+        let schema = input.fields.clone();
+        Ok(self.add(
+            OperatorKind::Limit { offset, fetch },
+            1,
+            schema,
+            ChangelogMode::InsertOnly,
+            &[(&input, Partitioning::Global)],
+        ))
+    }
+
+    /// Global Top-N over an append-only stream.
+    fn top_n(
+        &mut self,
+        sort: &datafusion::logical_expr::Sort,
+        offset: usize,
+        fetch: usize,
+    ) -> PlanResult<Node> {
+        let span = self.span;
+        if offset > 0 {
+            return Err(unsupported(
+                "ORDER BY .. LIMIT with OFFSET (Top-N rank ranges)",
+                span,
+            ));
+        }
+        let input = self.translate(&sort.input)?;
+        if input.changelog != ChangelogMode::InsertOnly {
+            return Err(unsupported("Top-N over an updating stream", span));
+        }
+        let mut order = Vec::new();
+        for key in &sort.expr {
+            let Expr::Column(c) = &key.expr else {
+                return Err(unsupported("ORDER BY an expression", span));
+            };
+            let column = sort
+                .input
+                .schema()
+                .index_of_column(c)
+                .map_err(|e| df_error(e, span))?;
+            order.push(crate::graph::SortKey {
+                column,
+                ascending: key.asc,
+                nulls_first: key.nulls_first,
+            });
+        }
+        let schema = input.fields.clone();
+        Ok(self.add(
+            OperatorKind::TopN { order, fetch },
+            1,
+            schema,
+            ChangelogMode::Retract,
+            &[(&input, Partitioning::Global)],
+        ))
     }
 
     /// Source → computed columns → watermark assigner for one table scan.

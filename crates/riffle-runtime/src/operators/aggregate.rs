@@ -528,3 +528,79 @@ impl StreamOperator for SessionWindowAggregate {
         Ok(())
     }
 }
+
+/// Global Top-N over an append-only stream (Flink's `AppendOnlyTopNFunction` without rank
+/// number): rows are kept sorted; a row that enters the best `fetch` pushes the last one out
+/// (`-D`) and is emitted (`+I`). Rows equal in every sort key rank after the earlier ones.
+pub struct TopN {
+    order: Vec<usize>,
+    fetch: usize,
+    converter: RowConverter,
+    /// The best rows, sorted: sort key bytes and row values.
+    best: Vec<(OwnedRow, Vec<ScalarValue>)>,
+    schema: SchemaRef,
+}
+
+impl TopN {
+    /// Builds the operator.
+    pub fn new(
+        order: &[riffle_plan::SortKey],
+        fetch: usize,
+        input: &SchemaRef,
+    ) -> Result<Self, RuntimeError> {
+        let mut fields = Vec::new();
+        for key in order {
+            let Some(f) = input.fields().get(key.column) else {
+                return Err(RuntimeError::new("sort column out of range"));
+            };
+            let options = arrow::compute::SortOptions {
+                descending: !key.ascending,
+                nulls_first: key.nulls_first,
+            };
+            fields.push(arrow::row::SortField::new_with_options(
+                f.data_type().clone(),
+                options,
+            ));
+        }
+        Ok(Self {
+            order: order.iter().map(|k| k.column).collect(),
+            fetch,
+            converter: RowConverter::new(fields)?,
+            best: Vec::new(),
+            schema: input.clone(),
+        })
+    }
+}
+
+impl StreamOperator for TopN {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let batch = batch.batch;
+        let keys = self
+            .converter
+            .convert_columns(&key_columns(&batch, &self.order))?;
+        let all: Vec<usize> = (0..batch.num_columns()).collect();
+        let mut emitted = RowsOut::new(self.schema.fields().len());
+        for row in 0..batch.num_rows() {
+            let key = keys.row(row);
+            // After every row that sorts before or equal to this one.
+            let position = self.best.partition_point(|(k, _)| k.row() <= key);
+            if position >= self.fetch {
+                continue;
+            }
+            let values = key_values(&batch, &all, row)?;
+            self.best.insert(position, (key.owned(), values.clone()));
+            if self.best.len() > self.fetch {
+                if let Some((_, removed)) = self.best.pop() {
+                    emitted.push(RowKind::Delete, &removed, &[]);
+                }
+            }
+            emitted.push(RowKind::Insert, &values, &[]);
+        }
+        emitted.emit(&self.schema, out)
+    }
+}

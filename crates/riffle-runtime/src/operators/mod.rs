@@ -144,6 +144,13 @@ pub fn create(
             aggregate::GroupAggregate::new(keys, aggregates, &input, schema)?,
         ),
         OperatorKind::Union => Box::new(Union),
+        OperatorKind::Limit { offset, fetch } => Box::new(Limit {
+            skip: *offset,
+            left: *fetch,
+        }),
+        OperatorKind::TopN { order, fetch } => {
+            Box::new(aggregate::TopN::new(order, *fetch, &input)?)
+        }
         OperatorKind::Source { .. } | OperatorKind::Values { .. } | OperatorKind::Sink { .. } => {
             return Err(RuntimeError::new(format!(
                 "operator {} is not a stream operator",
@@ -347,6 +354,35 @@ impl StreamOperator for WindowAssign {
         let options = RecordBatchOptions::new().with_row_count(Some(taken.num_rows()));
         let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
         out.push(Emit::Data(ChangeBatch::inserts(batch)));
+        Ok(())
+    }
+}
+
+/// `LIMIT`/`OFFSET` on one subtask: skips, then forwards, then drops.
+struct Limit {
+    skip: usize,
+    /// Rows still to forward (`None`: unlimited).
+    left: Option<usize>,
+}
+
+impl StreamOperator for Limit {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let rows = batch.num_rows();
+        let from = self.skip.min(rows);
+        self.skip -= from;
+        let available = rows - from;
+        let take = self.left.map_or(available, |l| l.min(available));
+        if let Some(l) = self.left.as_mut() {
+            *l -= take;
+        }
+        if take > 0 {
+            out.push(Emit::Data(slice(&batch, from, from + take)));
+        }
         Ok(())
     }
 }
