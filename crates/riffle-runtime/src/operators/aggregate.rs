@@ -195,7 +195,8 @@ pub struct WindowAggregate {
     window_end: usize,
     calls: Calls,
     converter: RowConverter,
-    windows: BTreeMap<i64, HashMap<OwnedRow, Group>>,
+    /// Groups per window end, keyed by the encoded group key.
+    windows: BTreeMap<i64, HashMap<Box<[u8]>, Group>>,
     watermark: i64,
     schema: SchemaRef,
 }
@@ -249,18 +250,18 @@ impl StreamOperator for WindowAggregate {
                 continue; // late: the window already fired
             }
             let groups = self.windows.entry(end).or_default();
-            let key = rows.row(row).owned();
-            let group = match groups.get_mut(&key) {
-                Some(g) => g,
-                None => {
-                    let g = Group {
-                        key: key_values(&batch, &self.keys, row)?,
-                        accs: self.calls.fresh(),
-                    };
-                    groups.entry(key).or_insert(g)
-                }
-            };
-            self.calls.update(&mut group.accs, &batch, row, true)?;
+            let key: &[u8] = rows.row(row).data();
+            // Look up by borrowed bytes; allocate the key only for a new group.
+            if !groups.contains_key(key) {
+                let g = Group {
+                    key: key_values(&batch, &self.keys, row)?,
+                    accs: self.calls.fresh(),
+                };
+                groups.insert(Box::from(key), g);
+            }
+            if let Some(group) = groups.get_mut(key) {
+                self.calls.update(&mut group.accs, &batch, row, true)?;
+            }
         }
         Ok(())
     }
