@@ -418,7 +418,7 @@ fn kafka_to_rocketmq_options(
                     "no RocketMQ equivalent is known",
                 );
             }
-            Some(rule) => apply_kafka_rule(job, edit, i, rule, roles, &code, span, log),
+            Some(rule) => apply_kafka_rule(job, edit, i, rule, roles, log),
         }
     }
     if connector == "upsert-kafka" {
@@ -515,18 +515,20 @@ fn is_format_option(key: &str, formats: &[String]) -> bool {
 }
 
 /// Applies one rule of `kafka-rocketmq.toml` to option `i`.
-#[allow(clippy::too_many_arguments)]
 fn apply_kafka_rule(
     job: &TableJob,
     edit: &mut OptionEdit,
     i: usize,
     rule: &KafkaOptionRule,
     roles: &[Role],
-    code: &str,
-    span: Span,
     log: &mut Log,
 ) {
     let key = edit.key(i).to_string();
+    let code = &format!(
+        "option.{}.{key}",
+        job.info.connector.as_deref().unwrap_or_default()
+    );
+    let span = edit.span(i);
     let value = edit.value(i).to_string();
     let manual_value = |log: &mut Log, edit: &mut OptionEdit, fallback: &str| {
         let reason = rule
