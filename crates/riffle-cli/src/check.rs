@@ -106,7 +106,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
 }
 
 /// Adds `path` (a file) or every `*.sql` file under it (a directory, sorted) to `out`.
-fn collect_sql_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+pub(crate) fn collect_sql_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
     let metadata =
         std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if !metadata.is_dir() {

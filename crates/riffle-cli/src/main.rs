@@ -1,6 +1,10 @@
 //! The `riffle` binary: a thin clap front over Riffle's library crates.
 
 mod check;
+mod explain;
+mod export;
+mod migrate;
+mod run;
 mod topic;
 
 use std::process::ExitCode;
@@ -17,16 +21,28 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run a Flink SQL job natively: every INSERT (and statement set) as one job.
+    Run(run::RunArgs),
+    /// Print the job graph a Flink SQL script plans to (text or Graphviz dot).
+    Explain(explain::ExplainArgs),
     /// Report what each Flink SQL job uses and whether Riffle runs it (for CI).
     Check(check::CheckArgs),
     /// Manage and use topics of the embedded store (create, list, describe, produce, consume, ...).
     Topic(topic::TopicArgs),
+    /// Rewrite Kafka/Blink/rsqlDB-style Flink SQL jobs into jobs Riffle runs.
+    Migrate(migrate::MigrateArgs),
+    /// Turn a Riffle job into what runs on Apache Flink (SQL for a release + deployment bundle).
+    Export(export::ExportArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Explain(args) => explain::run(args),
         Command::Topic(args) => topic::run(args),
+        Command::Migrate(args) => migrate::run(args),
+        Command::Export(args) => export::run(args),
     }
 }
