@@ -24,15 +24,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use rayon::prelude::*;
 use riffle_dialects::{mappings, FlinkVersion};
 use riffle_sql::ast::StatementKind;
-use riffle_sql::Severity;
 use serde::Serialize;
 
 use crate::check::JobSource;
 use crate::migrate::ddl::{normalize_table, TableJob};
-use crate::migrate::options::Log;
 use crate::migrate::source::SourceText;
 use crate::migrate::tables::Tables;
-use crate::migrate::{apply, JobChanges, MigrateOptions};
+use crate::migrate::{apply, start_job, JobChanges, MigrateOptions};
 
 /// Where rocketmq tables go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,28 +159,7 @@ pub fn export_all(jobs: &[JobSource], options: &ExportOptions) -> Vec<ExportedJo
 
 /// Exports one job.
 pub fn export_job(job: &JobSource, options: &ExportOptions) -> ExportedJob {
-    let parsed = riffle_sql::parse_script(&job.text);
-    let mut log = Log::default();
-    for d in parsed
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-    {
-        log.manual(
-            d.code.clone(),
-            d.span,
-            "a statement that does not parse",
-            format!("left as it is: {}", d.message),
-        );
-    }
-    let mut changes = JobChanges {
-        path: job.path.clone(),
-        changes: Vec::new(),
-        manual: Vec::new(),
-        error: None,
-        original: job.text.clone(),
-        output: job.text.clone(),
-    };
+    let (parsed, mut log, mut changes) = start_job(job);
     let mut exported = ExportedJob {
         changes: changes.clone(),
         flink_version: options.flink_version,

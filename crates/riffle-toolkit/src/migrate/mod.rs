@@ -82,8 +82,9 @@ pub fn migrate_all(jobs: &[JobSource], options: &MigrateOptions) -> Vec<JobChang
     jobs.par_iter().map(|j| migrate_job(j, options)).collect()
 }
 
-/// Migrates one job. Statements that do not parse are left as they are and reported.
-pub fn migrate_job(job: &JobSource, options: &MigrateOptions) -> JobChanges {
+/// The common start of rewriting a job (migrate and export): parse it, log every statement that
+/// does not parse as left for a human, and an empty change set whose output is the original text.
+pub(crate) fn start_job(job: &JobSource) -> (riffle_sql::ParsedScript, Log, JobChanges) {
     let parsed = riffle_sql::parse_script(&job.text);
     let mut log = Log::default();
     for d in parsed
@@ -98,7 +99,7 @@ pub fn migrate_job(job: &JobSource, options: &MigrateOptions) -> JobChanges {
             format!("left as it is: {}", d.message),
         );
     }
-    let mut result = JobChanges {
+    let changes = JobChanges {
         path: job.path.clone(),
         changes: Vec::new(),
         manual: Vec::new(),
@@ -106,6 +107,12 @@ pub fn migrate_job(job: &JobSource, options: &MigrateOptions) -> JobChanges {
         original: job.text.clone(),
         output: job.text.clone(),
     };
+    (parsed, log, changes)
+}
+
+/// Migrates one job. Statements that do not parse are left as they are and reported.
+pub fn migrate_job(job: &JobSource, options: &MigrateOptions) -> JobChanges {
+    let (parsed, mut log, mut result) = start_job(job);
     let Some(src) = SourceText::new(&job.text) else {
         result.error = Some("the job does not tokenize".to_string());
         return result;
