@@ -8,7 +8,12 @@ use riffle_toolkit::{check_job, JobSource, Status};
 
 #[test]
 fn check_report_of_each_fixture_job() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // insta hands the closure canonical paths, so the root must be canonical too for the
+    // snapshots to hold workspace-relative paths wherever the clone lives.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root exists");
     insta::glob!("../../../fixtures/jobs", "**/*.sql", |path| {
         let text = std::fs::read_to_string(path).expect("fixture readable");
         let relative = path
