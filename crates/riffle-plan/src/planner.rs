@@ -625,35 +625,7 @@ fn type_of(expr: &Expr, schema: &DFSchema) -> DfResult<(ArrowType, bool)> {
     Ok((field.data_type().clone(), field.is_nullable()))
 }
 
-/// Scalar functions whose DataFusion implementation was checked against Flink's behaviour (by
-/// the conformance cases); any other function is rejected as unsupported rather than run with
-/// possibly different semantics. Names are DataFusion's (lower case).
-const VERIFIED_FUNCTIONS: &[&str] = &[
-    "atan2",
-    "btrim",
-    "coalesce",
-    "concat_ws",
-    "nullif",
-    "character_length",
-    "cos",
-    "degrees",
-    "lower",
-    "lpad",
-    "ltrim",
-    "pi",
-    "radians",
-    "repeat",
-    "replace",
-    "reverse",
-    "rpad",
-    "rtrim",
-    "sin",
-    "tan",
-    "upper",
-    "uuid",
-];
-
-/// Rejects expressions that call functions outside [`VERIFIED_FUNCTIONS`] (and Riffle's own).
+/// Rejects expressions that call functions the engine does not run ([`crate::functions::is_supported`]).
 fn check_functions(exprs: &[&Expr], span: Span) -> PlanResult<()> {
     use datafusion::common::tree_node::TreeNodeRecursion;
     let mut unknown = std::collections::BTreeSet::new();
@@ -661,9 +633,7 @@ fn check_functions(exprs: &[&Expr], span: Span) -> PlanResult<()> {
         let _ = expr.apply(|e| {
             if let Expr::ScalarFunction(f) = e {
                 let name = f.name();
-                if !VERIFIED_FUNCTIONS.contains(&name)
-                    && !crate::functions::RIFFLE_FUNCTIONS.contains(&name)
-                {
+                if !crate::functions::is_supported(name) {
                     unknown.insert(name.to_ascii_uppercase());
                 }
             }

@@ -226,7 +226,7 @@ pub fn resolve_functions(
 ) -> DfResult<Transformed<Expr>> {
     use datafusion::logical_expr::expr::ScalarFunction;
     expr.transform(|e| match e {
-        Expr::ScalarFunction(f) if functions::RIFFLE_FUNCTIONS.contains(&f.name()) => {
+        Expr::ScalarFunction(f) if functions::riffle_function_names().contains(f.name()) => {
             match registry.get(f.name()) {
                 Some(udf) if !Arc::ptr_eq(udf, &f.func) => Ok(Transformed::yes(
                     Expr::ScalarFunction(ScalarFunction::new_udf(udf.clone(), f.args)),

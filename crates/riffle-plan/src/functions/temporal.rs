@@ -1,52 +1,15 @@
-//! Flink's built-in functions where DataFusion has none or behaves differently.
-//!
-//! They are registered into the session under Flink's names, replacing DataFusion's functions of
-//! the same name, so planner and runtime both see Flink's behaviour.
+//! Flink's date and time functions.
 
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, TimestampMillisecondArray};
 use arrow::datatypes::{DataType, Float64Type, Int64Type, TimeUnit};
 use datafusion::common::{exec_err, plan_err, Result as DfResult, ScalarValue};
-use datafusion::execution::context::SessionState;
-use datafusion::execution::FunctionRegistry;
-use datafusion::logical_expr::function::AccumulatorArgs;
 use datafusion::logical_expr::{
-    Accumulator, AggregateUDF, AggregateUDFImpl, ColumnarValue, ScalarFunctionArgs, ScalarUDF,
-    ScalarUDFImpl, Signature, Volatility,
+    ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
 
 use crate::types::LTZ_TIME_ZONE;
-
-/// Names of the functions this module registers (they follow Flink by construction).
-pub const RIFFLE_FUNCTIONS: &[&str] = &[
-    "proctime",
-    "to_timestamp_ltz",
-    "to_timestamp",
-    "concat",
-    "left",
-    "right",
-    "substr",
-];
-
-/// Registers Riffle's Flink functions into `state`.
-pub fn register(state: &mut SessionState) {
-    for f in [
-        ScalarUDF::from(Proctime::new()),
-        ScalarUDF::from(ToTimestampLtz::new()),
-        ScalarUDF::from(ToTimestamp::new()),
-        ScalarUDF::from(StringFunction::new("concat", StringOp::Concat)),
-        ScalarUDF::from(StringFunction::new("left", StringOp::Left)),
-        ScalarUDF::from(StringFunction::new("right", StringOp::Right)),
-        ScalarUDF::from(StringFunction::new("substr", StringOp::Substr)),
-    ] {
-        // Registration only fails for invalid names; these are constants.
-        let _ = state.register_udf(Arc::new(f));
-    }
-    for name in ["sum", "avg", "min", "max"] {
-        let _ = state.register_udaf(Arc::new(AggregateUDF::from(FlinkAggregate::new(name))));
-    }
-}
 
 fn ltz_ms() -> DataType {
     DataType::Timestamp(TimeUnit::Millisecond, Some(Arc::from(LTZ_TIME_ZONE)))
@@ -54,12 +17,12 @@ fn ltz_ms() -> DataType {
 
 /// `PROCTIME()`: the current processing time as `TIMESTAMP_LTZ(3)`.
 #[derive(Debug, PartialEq, Eq, Hash)]
-struct Proctime {
+pub(super) struct Proctime {
     signature: Signature,
 }
 
 impl Proctime {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             signature: Signature::exact(vec![], Volatility::Volatile),
         }
@@ -93,12 +56,12 @@ impl ScalarUDFImpl for Proctime {
 /// `TO_TIMESTAMP_LTZ(epoch, precision)`: epoch seconds (precision 0) or milliseconds (precision 3)
 /// to `TIMESTAMP_LTZ(3)`.
 #[derive(Debug, PartialEq, Eq, Hash)]
-struct ToTimestampLtz {
+pub(super) struct ToTimestampLtz {
     signature: Signature,
 }
 
 impl ToTimestampLtz {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             signature: Signature::user_defined(Volatility::Immutable),
         }
@@ -174,12 +137,12 @@ impl ScalarUDFImpl for ToTimestampLtz {
 /// `TO_TIMESTAMP(string [, format])`: parses a local date-time (default format
 /// `yyyy-MM-dd HH:mm:ss`, fractions allowed) into `TIMESTAMP(3)`; NULL when it does not parse.
 #[derive(Debug, PartialEq, Eq, Hash)]
-struct ToTimestamp {
+pub(super) struct ToTimestamp {
     signature: Signature,
 }
 
 impl ToTimestamp {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             signature: Signature::user_defined(Volatility::Immutable),
         }
@@ -373,243 +336,5 @@ mod tests {
             Some(1_586_937_900_000)
         );
         assert_eq!(parse_with_pattern("2020-04-15", "yyyy/MM/dd"), None);
-    }
-}
-
-/// Flink's `SUM`, `AVG`, `MIN`, `MAX` for planning: no argument coercion (DataFusion would
-/// cast `AVG(INT)` to `DOUBLE`) and Flink's result types. The runtime evaluates them itself.
-#[derive(Debug, PartialEq, Eq, Hash)]
-struct FlinkAggregate {
-    name: &'static str,
-    signature: Signature,
-}
-
-impl FlinkAggregate {
-    fn new(name: &'static str) -> Self {
-        Self {
-            name,
-            signature: Signature::user_defined(Volatility::Immutable),
-        }
-    }
-}
-
-/// Flink's result type of `SUM` (`avg == false`) or `AVG` over `t`.
-pub fn sum_avg_type(t: &DataType, avg: bool) -> Option<DataType> {
-    match t {
-        DataType::Decimal128(_, s) => {
-            Some(DataType::Decimal128(38, if avg { (*s).max(6) } else { *s }))
-        }
-        t if t.is_numeric() => Some(t.clone()),
-        DataType::Null => Some(DataType::Int32),
-        _ => None,
-    }
-}
-
-impl AggregateUDFImpl for FlinkAggregate {
-    fn name(&self) -> &str {
-        self.name
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn coerce_types(&self, arg_types: &[DataType]) -> DfResult<Vec<DataType>> {
-        match arg_types {
-            [t] if matches!(self.name, "min" | "max") || sum_avg_type(t, false).is_some() => {
-                Ok(vec![t.clone()])
-            }
-            [t] => plan_err!(
-                "Cannot apply '{}' to arguments of type '{}(<{t}>)'",
-                self.name.to_ascii_uppercase(),
-                self.name.to_ascii_uppercase()
-            ),
-            _ => plan_err!("{} takes one argument", self.name.to_ascii_uppercase()),
-        }
-    }
-
-    fn return_type(&self, arg_types: &[DataType]) -> DfResult<DataType> {
-        let Some(t) = arg_types.first() else {
-            return plan_err!("{} takes one argument", self.name);
-        };
-        match self.name {
-            "sum" | "avg" => match sum_avg_type(t, self.name == "avg") {
-                Some(r) => Ok(r),
-                None => plan_err!("{} over {t}", self.name.to_ascii_uppercase()),
-            },
-            _ => Ok(t.clone()),
-        }
-    }
-
-    fn accumulator(&self, _acc_args: AccumulatorArgs) -> DfResult<Box<dyn Accumulator>> {
-        exec_err!(
-            "{} is evaluated by Riffle's runtime, not by DataFusion",
-            self.name
-        )
-    }
-}
-
-/// Flink's string functions whose DataFusion namesakes differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum StringOp {
-    /// `CONCAT(s1, s2, ...)`: NULL when any argument is NULL.
-    Concat,
-    /// `LEFT(s, n)`: the first `n` characters; empty for negative `n`.
-    Left,
-    /// `RIGHT(s, n)`: the last `n` characters; empty for negative `n`.
-    Right,
-    /// `SUBSTRING(s, pos [, len])` / `SUBSTR`: 1-based `pos`, 0 read as 1, negative counts
-    /// from the end; out-of-range parts are empty.
-    Substr,
-}
-
-/// A Flink string function over `STRING` arguments (and `INT` counts).
-#[derive(Debug, PartialEq, Eq, Hash)]
-struct StringFunction {
-    name: &'static str,
-    op: StringOp,
-    aliases: Vec<String>,
-    signature: Signature,
-}
-
-impl StringFunction {
-    fn new(name: &'static str, op: StringOp) -> Self {
-        let aliases = if op == StringOp::Substr {
-            vec!["substring".to_string()]
-        } else {
-            Vec::new()
-        };
-        Self {
-            name,
-            op,
-            aliases,
-            signature: Signature::user_defined(Volatility::Immutable),
-        }
-    }
-}
-
-fn is_text(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null
-    )
-}
-
-impl ScalarUDFImpl for StringFunction {
-    fn name(&self) -> &str {
-        self.name
-    }
-
-    fn aliases(&self) -> &[String] {
-        &self.aliases
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn coerce_types(&self, arg_types: &[DataType]) -> DfResult<Vec<DataType>> {
-        let int = |t: &DataType| t.is_integer() || matches!(t, DataType::Null);
-        let ok = match self.op {
-            StringOp::Concat => !arg_types.is_empty() && arg_types.iter().all(is_text),
-            StringOp::Left | StringOp::Right => matches!(arg_types, [s, n] if is_text(s) && int(n)),
-            StringOp::Substr => match arg_types {
-                [s, p] => is_text(s) && int(p),
-                [s, p, l] => is_text(s) && int(p) && int(l),
-                _ => false,
-            },
-        };
-        if !ok {
-            let types: Vec<String> = arg_types
-                .iter()
-                .map(|t| crate::types::flink_type(t, true))
-                .collect();
-            return plan_err!(
-                "No match found for function signature {}({})",
-                self.name.to_ascii_uppercase(),
-                types.join(", ")
-            );
-        }
-        Ok(arg_types
-            .iter()
-            .enumerate()
-            .map(|(i, _)| {
-                if i == 0 || self.op == StringOp::Concat {
-                    DataType::Utf8
-                } else {
-                    DataType::Int64
-                }
-            })
-            .collect())
-    }
-
-    fn return_type(&self, _arg_types: &[DataType]) -> DfResult<DataType> {
-        Ok(DataType::Utf8)
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
-        let n = args.number_rows;
-        let arrays: Vec<ArrayRef> = args
-            .args
-            .iter()
-            .map(|a| a.to_array(n))
-            .collect::<DfResult<_>>()?;
-        let text: Vec<&arrow::array::StringArray> = arrays
-            .iter()
-            .filter_map(|a| a.as_string_opt::<i32>())
-            .collect();
-        let ints: Vec<&arrow::array::Int64Array> = arrays
-            .iter()
-            .filter_map(|a| a.as_primitive_opt::<Int64Type>())
-            .collect();
-        let Some(first) = text.first() else {
-            return exec_err!("{} expects a string", self.name);
-        };
-        let out: arrow::array::StringArray = (0..n)
-            .map(|row| {
-                if arrays.iter().any(|a| a.is_null(row)) {
-                    return None;
-                }
-                let s = first.value(row);
-                let int = |i: usize| ints.get(i).map(|a| a.value(row));
-                Some(match self.op {
-                    StringOp::Concat => text.iter().map(|a| a.value(row)).collect::<String>(),
-                    StringOp::Left => {
-                        let k = int(0).unwrap_or(0).max(0) as usize;
-                        s.chars().take(k).collect()
-                    }
-                    StringOp::Right => {
-                        let k = int(0).unwrap_or(0).max(0) as usize;
-                        let len = s.chars().count();
-                        s.chars().skip(len.saturating_sub(k)).collect()
-                    }
-                    StringOp::Substr => {
-                        let len = s.chars().count() as i64;
-                        let pos = int(0).unwrap_or(1);
-                        let start = if pos > 0 {
-                            pos - 1
-                        } else if pos < 0 {
-                            len + pos
-                        } else {
-                            0
-                        };
-                        let end = match int(1) {
-                            Some(l) => start.saturating_add(l),
-                            None => len,
-                        };
-                        let (start, end) = (start.clamp(0, len), end.clamp(0, len));
-                        if end <= start {
-                            String::new()
-                        } else {
-                            s.chars()
-                                .skip(start as usize)
-                                .take((end - start) as usize)
-                                .collect()
-                        }
-                    }
-                })
-            })
-            .collect();
-        Ok(ColumnarValue::Array(Arc::new(out)))
     }
 }

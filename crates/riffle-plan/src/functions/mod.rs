@@ -1,0 +1,116 @@
+//! Flink's built-in functions in the engine: which ones Riffle runs, and their implementations
+//! where DataFusion has none or behaves differently.
+//!
+//! A function call is planned only when its (DataFusion) name is in [`VERIFIED_FUNCTIONS`] — a
+//! DataFusion function whose behaviour a conformance case showed equal to Flink's — or is one of
+//! Riffle's own implementations ([`RIFFLE_FUNCTIONS`]), registered under Flink's names and
+//! replacing DataFusion's functions of the same name, so planner and runtime both see Flink's
+//! behaviour.
+
+mod aggregate;
+mod encoding;
+mod math;
+mod regex;
+mod row;
+mod string;
+mod temporal;
+
+use std::sync::Arc;
+
+use datafusion::execution::context::SessionState;
+use datafusion::execution::FunctionRegistry;
+use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
+
+use string::{StringFunction, StringOp};
+
+/// DataFusion functions checked against Flink's behaviour by conformance cases; any other
+/// DataFusion function is rejected as unsupported rather than run with possibly different
+/// semantics. Names are DataFusion's (lower case).
+pub const VERIFIED_FUNCTIONS: &[&str] = &[
+    "atan2",
+    "btrim",
+    "coalesce",
+    "concat_ws",
+    "nullif",
+    "character_length",
+    "cos",
+    "degrees",
+    "lower",
+    "lpad",
+    "ltrim",
+    "pi",
+    "radians",
+    "repeat",
+    "replace",
+    "reverse",
+    "rpad",
+    "rtrim",
+    "sin",
+    "tan",
+    "upper",
+    "uuid",
+];
+
+/// Riffle's own implementations of Flink functions (they follow Flink by construction).
+fn riffle_functions() -> Vec<ScalarUDF> {
+    let rules = string::row_functions()
+        .into_iter()
+        .chain(regex::row_functions())
+        .chain(encoding::row_functions())
+        .chain(math::row_functions())
+        .map(row::udf);
+    let mut functions = vec![
+        ScalarUDF::from(temporal::Proctime::new()),
+        ScalarUDF::from(temporal::ToTimestampLtz::new()),
+        ScalarUDF::from(temporal::ToTimestamp::new()),
+        ScalarUDF::from(StringFunction::new("concat", StringOp::Concat)),
+        ScalarUDF::from(StringFunction::new("left", StringOp::Left)),
+        ScalarUDF::from(StringFunction::new("right", StringOp::Right)),
+        ScalarUDF::from(StringFunction::new("substr", StringOp::Substr)),
+    ];
+    functions.extend(rules);
+    functions
+}
+
+/// Names (and aliases) of the functions [`register`] adds (they follow Flink by construction).
+pub fn riffle_function_names() -> &'static std::collections::BTreeSet<String> {
+    static NAMES: std::sync::OnceLock<std::collections::BTreeSet<String>> =
+        std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        riffle_functions()
+            .iter()
+            .flat_map(|f| std::iter::once(f.name().to_string()).chain(f.aliases().iter().cloned()))
+            .collect()
+    })
+}
+
+/// True when the engine may run the scalar function DataFusion calls `name`.
+pub fn is_supported(name: &str) -> bool {
+    VERIFIED_FUNCTIONS.contains(&name) || riffle_function_names().contains(name)
+}
+
+/// Registers Riffle's Flink functions into `state`.
+pub fn register(state: &mut SessionState) {
+    for f in riffle_functions() {
+        // Registration only fails for invalid names; these are constants.
+        let _ = state.register_udf(Arc::new(f));
+    }
+    for name in ["sum", "avg", "min", "max"] {
+        let _ = state.register_udaf(Arc::new(AggregateUDF::from(
+            aggregate::FlinkAggregate::new(name),
+        )));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn riffle_functions_are_supported_and_not_also_verified() {
+        for f in riffle_functions() {
+            assert!(is_supported(f.name()), "{}", f.name());
+            assert!(!VERIFIED_FUNCTIONS.contains(&f.name()), "{}", f.name());
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! Flink's regular-expression functions (`REGEXP`, `REGEXP_REPLACE`, `REGEXP_EXTRACT`,
+//! `REGEXP_EXTRACT_ALL`, `REGEXP_COUNT`).
+//!
+//! Flink compiles Java patterns and answers NULL (or FALSE for `REGEXP`) when a pattern is
+//! invalid or a group index does not exist. Patterns the Rust engine cannot compile fail the
+//! job with an error naming the pattern: a Java-only construct (look-around, back-references)
+//! would otherwise silently give NULL where Flink matches.
+
+use std::cell::RefCell;
+
+use arrow::datatypes::DataType;
+use datafusion::common::{exec_err, Result as DfResult, ScalarValue};
+use regex::{NoExpand, Regex};
+
+use super::row::{int, string, string_array, string_array_type, text, Arg, RowFunction};
+
+/// Compiles a Java pattern with the Rust engine (the syntax both share).
+fn compile(pattern: &str) -> DfResult<Regex> {
+    thread_local! {
+        // Patterns are usually constants: keep the last one compiled.
+        static LAST: RefCell<Option<Regex>> = const { RefCell::new(None) };
+    }
+    if let Some(re) = LAST.with_borrow(|last| last.clone().filter(|r| r.as_str() == pattern)) {
+        return Ok(re);
+    }
+    match Regex::new(pattern) {
+        Ok(re) => {
+            LAST.set(Some(re.clone()));
+            Ok(re)
+        }
+        Err(e) => exec_err!("regular expression '{pattern}' is not supported: {e}"),
+    }
+}
+
+fn text_of(v: &ScalarValue) -> &str {
+    text(v).unwrap_or_default()
+}
+
+/// The regular-expression functions.
+pub(super) fn row_functions() -> Vec<RowFunction> {
+    use Arg::{Int, Str};
+    vec![
+        RowFunction::new("regexp", &[&[Str, Str]], DataType::Boolean, |v| {
+            let pattern = text_of(&v[1]);
+            if pattern.is_empty() {
+                return Ok(ScalarValue::Boolean(Some(false)));
+            }
+            Ok(ScalarValue::Boolean(Some(
+                compile(pattern)?.is_match(text_of(&v[0])),
+            )))
+        }),
+        RowFunction::new("regexp_replace", &[&[Str, Str, Str]], DataType::Utf8, |v| {
+            let re = compile(text_of(&v[1]))?;
+            // Flink quotes the replacement: `$1` is literal text.
+            Ok(string(Some(
+                re.replace_all(text_of(&v[0]), NoExpand(text_of(&v[2])))
+                    .into_owned(),
+            )))
+        }),
+        RowFunction::new(
+            "regexp_extract",
+            &[&[Str, Str], &[Str, Str, Int]],
+            DataType::Utf8,
+            |v| {
+                let re = compile(text_of(&v[1]))?;
+                let Some(index) = group_index(v.get(2), 0) else {
+                    return Ok(string(None));
+                };
+                let found = re
+                    .captures(text_of(&v[0]))
+                    .and_then(|c| c.get(index))
+                    .map(|m| m.as_str().to_string());
+                Ok(string(found))
+            },
+        ),
+        RowFunction::new(
+            "regexp_extract_all",
+            &[&[Str, Str], &[Str, Str, Int]],
+            string_array_type(),
+            |v| {
+                let re = compile(text_of(&v[1]))?;
+                let Some(index) = group_index(v.get(2), 1) else {
+                    return Ok(string_array(None));
+                };
+                if index >= re.captures_len() {
+                    return Ok(string_array(None));
+                }
+                let found = re
+                    .captures_iter(text_of(&v[0]))
+                    .map(|c| c.get(index).map(|m| m.as_str().to_string()))
+                    .collect();
+                Ok(string_array(Some(found)))
+            },
+        ),
+        RowFunction::new("regexp_count", &[&[Str, Str]], DataType::Int32, |v| {
+            let re = compile(text_of(&v[1]))?;
+            let n = re.find_iter(text_of(&v[0])).count();
+            Ok(ScalarValue::Int32(i32::try_from(n).ok()))
+        }),
+    ]
+}
+
+/// The group index argument (`default` when absent); None when negative.
+fn group_index(arg: Option<&ScalarValue>, default: usize) -> Option<usize> {
+    match arg {
+        None => Some(default),
+        Some(v) => usize::try_from(int(v)?).ok(),
+    }
+}

@@ -1,0 +1,311 @@
+//! Flink functions written as a rule for one row of (already coerced) argument values.
+//!
+//! Most of Flink's scalar functions are small rules over one row's values; [`RowFunction`] holds
+//! such a rule with its argument signatures and result type, and does the per-row evaluation
+//! over Arrow arrays, so each function is only its rule.
+
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Field, FieldRef};
+use datafusion::common::{plan_err, Result as DfResult, ScalarValue};
+use datafusion::logical_expr::{
+    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
+};
+
+use crate::types::flink_type;
+
+/// An argument class of a function signature and the Arrow type its values are coerced to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Arg {
+    /// Character strings (`STRING`), as `Utf8`.
+    Str,
+    /// Integer numbers, unchanged (so constant arguments stay visible to result typing).
+    Int,
+    /// Any number, as `Float64` (Flink computes these functions on `double`).
+    Double,
+    /// Any type, unchanged.
+    Any,
+}
+
+impl Arg {
+    /// The type a value of type `t` is coerced to, when this class accepts it.
+    fn coerce(self, t: &DataType) -> Option<DataType> {
+        let null = matches!(t, DataType::Null);
+        match self {
+            Arg::Str if null || is_text(t) => Some(DataType::Utf8),
+            Arg::Int if t.is_integer() => Some(t.clone()),
+            Arg::Int if null => Some(DataType::Int64),
+            Arg::Double if null || t.is_numeric() => Some(DataType::Float64),
+            Arg::Any => Some(t.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// True for Arrow's string types.
+pub(super) fn is_text(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+/// The rule of a function: the value for one row's argument values.
+type Rule = dyn Fn(&[ScalarValue]) -> DfResult<ScalarValue> + Send + Sync;
+/// The result type for the coerced argument types and the constant arguments' values.
+type ReturnType = dyn Fn(&[DataType], &[Option<&ScalarValue>]) -> DataType + Send + Sync;
+
+/// A Flink scalar function evaluated row by row.
+pub(super) struct RowFunction {
+    name: &'static str,
+    aliases: Vec<String>,
+    signature: Signature,
+    overloads: Vec<Vec<Arg>>,
+    /// Variadic functions: every argument after the fixed ones is of this class.
+    rest: Option<Arg>,
+    return_type: Box<ReturnType>,
+    /// NULL when any argument is NULL, without calling the rule (most of Flink's functions).
+    strict: bool,
+    rule: Box<Rule>,
+}
+
+impl std::fmt::Debug for RowFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl PartialEq for RowFunction {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for RowFunction {}
+
+impl std::hash::Hash for RowFunction {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+    }
+}
+
+impl RowFunction {
+    /// A strict function `name` accepting any of `overloads`, returning `returns`.
+    pub(super) fn new(
+        name: &'static str,
+        overloads: &[&[Arg]],
+        returns: DataType,
+        rule: impl Fn(&[ScalarValue]) -> DfResult<ScalarValue> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            name,
+            aliases: Vec::new(),
+            signature: Signature::user_defined(Volatility::Immutable),
+            overloads: overloads.iter().map(|o| o.to_vec()).collect(),
+            rest: None,
+            return_type: Box::new(move |_, _| returns.clone()),
+            strict: true,
+            rule: Box::new(rule),
+        }
+    }
+
+    /// Also callable as `alias`.
+    pub(super) fn alias(mut self, alias: &str) -> Self {
+        self.aliases.push(alias.to_string());
+        self
+    }
+
+    /// The rule also sees NULL arguments (it decides the result for them).
+    pub(super) fn lenient(mut self) -> Self {
+        self.strict = false;
+        self
+    }
+
+    /// Accepts any number of further arguments of class `arg`.
+    pub(super) fn variadic(mut self, arg: Arg) -> Self {
+        self.rest = Some(arg);
+        self
+    }
+
+    /// The result type depends on the (coerced) argument types.
+    pub(super) fn returning(
+        mut self,
+        f: impl Fn(&[DataType]) -> DataType + Send + Sync + 'static,
+    ) -> Self {
+        self.return_type = Box::new(move |types, _| f(types));
+        self
+    }
+
+    /// The result type depends on the argument types and the values of constant arguments.
+    pub(super) fn returning_with_constants(
+        mut self,
+        f: impl Fn(&[DataType], &[Option<&ScalarValue>]) -> DataType + Send + Sync + 'static,
+    ) -> Self {
+        self.return_type = Box::new(f);
+        self
+    }
+
+    fn coerce(&self, types: &[DataType]) -> Option<Vec<DataType>> {
+        self.overloads.iter().find_map(|overload| {
+            if types.len() < overload.len() || (types.len() > overload.len() && self.rest.is_none())
+            {
+                return None;
+            }
+            types
+                .iter()
+                .enumerate()
+                .map(|(i, t)| overload.get(i).copied().or(self.rest)?.coerce(t))
+                .collect()
+        })
+    }
+}
+
+impl ScalarUDFImpl for RowFunction {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn aliases(&self) -> &[String] {
+        &self.aliases
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn coerce_types(&self, arg_types: &[DataType]) -> DfResult<Vec<DataType>> {
+        match self.coerce(arg_types) {
+            Some(types) => Ok(types),
+            None => {
+                let types: Vec<String> = arg_types.iter().map(|t| flink_type(t, true)).collect();
+                plan_err!(
+                    "No match found for function signature {}({})",
+                    self.name.to_ascii_uppercase(),
+                    types.join(", ")
+                )
+            }
+        }
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> DfResult<DataType> {
+        Ok((self.return_type)(arg_types, &[]))
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> DfResult<FieldRef> {
+        let types: Vec<DataType> = args
+            .arg_fields
+            .iter()
+            .map(|f| f.data_type().clone())
+            .collect();
+        let t = (self.return_type)(&types, args.scalar_arguments);
+        Ok(Arc::new(Field::new(self.name, t, true)))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let result_type = args.return_field.data_type().clone();
+        let eval = |values: &[ScalarValue]| -> DfResult<ScalarValue> {
+            if self.strict && values.iter().any(ScalarValue::is_null) {
+                return ScalarValue::try_from(&result_type);
+            }
+            (self.rule)(values)
+        };
+        let scalars: Option<Vec<ScalarValue>> = args
+            .args
+            .iter()
+            .map(|a| match a {
+                ColumnarValue::Scalar(s) => Some(s.clone()),
+                ColumnarValue::Array(_) => None,
+            })
+            .collect();
+        if let Some(values) = scalars {
+            let value = eval(&values)?;
+            if value.data_type() == result_type {
+                return Ok(ColumnarValue::Scalar(value));
+            }
+            return Ok(ColumnarValue::Scalar(value.cast_to(&result_type)?));
+        }
+        let arrays = args
+            .args
+            .iter()
+            .map(|a| a.to_array(args.number_rows))
+            .collect::<DfResult<Vec<_>>>()?;
+        let mut out = Vec::with_capacity(args.number_rows);
+        let mut row = Vec::with_capacity(arrays.len());
+        for i in 0..args.number_rows {
+            row.clear();
+            for a in &arrays {
+                row.push(ScalarValue::try_from_array(a, i)?);
+            }
+            out.push(eval(&row)?);
+        }
+        if out.is_empty() {
+            return Ok(ColumnarValue::Array(arrow::array::new_empty_array(
+                &result_type,
+            )));
+        }
+        let array = ScalarValue::iter_to_array(out)?;
+        if array.data_type() == &result_type {
+            return Ok(ColumnarValue::Array(array));
+        }
+        // Rules may answer in a narrower type (e.g. a DECIMAL of smaller scale).
+        Ok(ColumnarValue::Array(arrow::compute::cast(
+            &array,
+            &result_type,
+        )?))
+    }
+}
+
+/// Wraps a function in a DataFusion UDF.
+pub(super) fn udf(f: RowFunction) -> datafusion::logical_expr::ScalarUDF {
+    datafusion::logical_expr::ScalarUDF::from(f)
+}
+
+/// The string in a `Utf8` value (None for NULL or another type).
+pub(super) fn text(v: &ScalarValue) -> Option<&str> {
+    match v {
+        ScalarValue::Utf8(Some(s)) | ScalarValue::LargeUtf8(Some(s)) => Some(s),
+        ScalarValue::Utf8View(Some(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// The integer in an integer value.
+pub(super) fn int(v: &ScalarValue) -> Option<i64> {
+    match v {
+        ScalarValue::Int8(v) => v.map(i64::from),
+        ScalarValue::Int16(v) => v.map(i64::from),
+        ScalarValue::Int32(v) => v.map(i64::from),
+        ScalarValue::Int64(v) => *v,
+        _ => None,
+    }
+}
+
+/// The number in a `Float64` value.
+pub(super) fn double(v: &ScalarValue) -> Option<f64> {
+    match v {
+        ScalarValue::Float64(v) => *v,
+        _ => None,
+    }
+}
+
+/// A `STRING` value.
+pub(super) fn string(s: Option<String>) -> ScalarValue {
+    ScalarValue::Utf8(s)
+}
+
+/// An `ARRAY<STRING>` value.
+pub(super) fn string_array(items: Option<Vec<Option<String>>>) -> ScalarValue {
+    let Some(items) = items else {
+        return ScalarValue::List(Arc::new(arrow::array::ListArray::new_null(
+            Arc::new(arrow::datatypes::Field::new_list_field(
+                DataType::Utf8,
+                true,
+            )),
+            1,
+        )));
+    };
+    let values: Vec<ScalarValue> = items.into_iter().map(string).collect();
+    ScalarValue::List(ScalarValue::new_list_nullable(&values, &DataType::Utf8))
+}
+
+/// The type of [`string_array`] values.
+pub(super) fn string_array_type() -> DataType {
+    DataType::new_list(DataType::Utf8, true)
+}
