@@ -94,6 +94,8 @@ pub fn describe(op: &Operator) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        OperatorKind::OverAggregate(spec) => crate::over::describe(op, spec),
+        OperatorKind::Rank(spec) => crate::rank::describe(op, spec),
         OperatorKind::Sink { connector } => {
             if connector.table.is_empty() {
                 format!("Sink(connector=[{}])", connector.connector)

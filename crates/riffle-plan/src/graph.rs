@@ -216,6 +216,10 @@ pub enum OperatorKind {
         /// Rows kept.
         fetch: usize,
     },
+    /// OVER aggregation on event time: every row with the values of its frame.
+    OverAggregate(crate::over::OverSpec),
+    /// `ROW_NUMBER()` filtered by a rank range: Top-N, deduplication, window Top-N.
+    Rank(crate::rank::RankSpec),
     /// Unbounded (updating) aggregation per key: emits `+I`, then `-U`/`+U` per change.
     GroupAggregate {
         /// Group key columns.

@@ -41,6 +41,9 @@ use crate::session::{quote_ident, FlinkSession};
 use crate::types::{arrow_type, flink_type};
 use crate::window::{WindowTvfNode, WINDOW_COLUMNS};
 
+mod over_plan;
+mod rank_plan;
+
 /// Diagnostic code of a feature the engine does not run (yet).
 pub const UNSUPPORTED: &str = "unsupported-feature";
 /// Diagnostic code of a planning error (unknown column, type mismatch, ...).
@@ -604,6 +607,7 @@ impl Planner {
             edges: Vec::new(),
             span: Span::default(),
             session_allowed: false,
+            rank_usage: Default::default(),
         };
         for sink in &self.sinks {
             builder.span = sink.span;
@@ -1264,6 +1268,8 @@ struct GraphBuilder<'a> {
     span: Span,
     /// A session window TVF may be translated (inside its window aggregation).
     session_allowed: bool,
+    /// Which rank columns the statement being translated uses (see [`rank_plan::RankUsage`]).
+    rank_usage: rank_plan::RankUsage,
 }
 
 impl GraphBuilder<'_> {
@@ -1305,6 +1311,7 @@ impl GraphBuilder<'_> {
     }
 
     fn sink(&mut self, sink: &PendingSink) -> PlanResult<()> {
+        self.rank_usage = rank_plan::RankUsage::of(&sink.plan);
         let mut node = self.translate(&sink.plan)?;
         if let Some(target) = &sink.target {
             node = self.cast_to_target(node, target)?;
@@ -1415,6 +1422,9 @@ impl GraphBuilder<'_> {
                 }
             }
             LogicalPlan::Projection(p) => {
+                if let Some(node) = self.rank_projection(p)? {
+                    return Ok(node);
+                }
                 let (input_plan, filter) = match p.input.as_ref() {
                     LogicalPlan::Filter(f) => (f.input.as_ref(), Some(&f.predicate)),
                     other => (other, None),
@@ -1431,6 +1441,9 @@ impl GraphBuilder<'_> {
                 self.calc(input, filter.as_ref(), &exprs, &p.schema)
             }
             LogicalPlan::Filter(f) => {
+                if let Some(node) = self.rank_filter(f)? {
+                    return Ok(node);
+                }
                 let input = self.translate(&f.input)?;
                 let predicate = self.rewrite(&f.predicate, f.input.schema(), &input)?;
                 let exprs: Vec<Expr> = input
@@ -1558,7 +1571,7 @@ impl GraphBuilder<'_> {
             }
             LogicalPlan::Sort(_) => Err(unsupported("ORDER BY (streaming sort)", self.span)),
             LogicalPlan::Join(_) => Err(unsupported("joins", self.span)),
-            LogicalPlan::Window(_) => Err(unsupported("OVER windows", self.span)),
+            LogicalPlan::Window(w) => self.over(w),
             LogicalPlan::Distinct(datafusion::logical_expr::Distinct::All(input)) => {
                 // SELECT DISTINCT is a grouping on every column without aggregates.
                 let keys: Vec<Expr> = input

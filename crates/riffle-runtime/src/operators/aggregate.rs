@@ -101,27 +101,27 @@ impl Calls {
 }
 
 /// Collects output rows column by column.
-struct RowsOut {
+pub(super) struct RowsOut {
     columns: Vec<Vec<ScalarValue>>,
     kinds: Vec<RowKind>,
 }
 
 impl RowsOut {
-    fn new(width: usize) -> Self {
+    pub(super) fn new(width: usize) -> Self {
         Self {
             columns: vec![Vec::new(); width],
             kinds: Vec::new(),
         }
     }
 
-    fn push(&mut self, kind: RowKind, key: &[ScalarValue], values: &[ScalarValue]) {
+    pub(super) fn push(&mut self, kind: RowKind, key: &[ScalarValue], values: &[ScalarValue]) {
         for (column, v) in self.columns.iter_mut().zip(key.iter().chain(values)) {
             column.push(v.clone());
         }
         self.kinds.push(kind);
     }
 
-    fn emit(self, schema: &SchemaRef, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+    pub(super) fn emit(self, schema: &SchemaRef, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
         if self.kinds.is_empty() {
             return Ok(());
         }
@@ -147,7 +147,7 @@ impl RowsOut {
 }
 
 /// The key scalars of row `row`.
-fn key_values(
+pub(super) fn key_values(
     batch: &RecordBatch,
     keys: &[usize],
     row: usize,
@@ -162,7 +162,7 @@ fn key_values(
 
 /// The key columns of `batch`; a constant column when there are no keys (global aggregation),
 /// so that every row gets the same (empty) key.
-fn key_columns(batch: &RecordBatch, keys: &[usize]) -> Vec<ArrayRef> {
+pub(super) fn key_columns(batch: &RecordBatch, keys: &[usize]) -> Vec<ArrayRef> {
     if keys.is_empty() {
         return vec![Arc::new(arrow::array::Int8Array::from(vec![
             0i8;
@@ -176,7 +176,7 @@ fn key_columns(batch: &RecordBatch, keys: &[usize]) -> Vec<ArrayRef> {
 }
 
 /// The converter of a key made of `types` (see [`key_columns`] for the empty key).
-fn group_converter(types: &[DataType]) -> Result<RowConverter, RuntimeError> {
+pub(super) fn group_converter(types: &[DataType]) -> Result<RowConverter, RuntimeError> {
     if types.is_empty() {
         return key_converter(&[DataType::Int8]);
     }

@@ -1,6 +1,9 @@
 //! The stream operators: what one subtask does with its input.
 
 mod aggregate;
+mod keyed;
+mod over;
+mod rank;
 
 use std::sync::Arc;
 
@@ -143,6 +146,17 @@ pub fn create(
         OperatorKind::GroupAggregate { keys, aggregates } => Box::new(
             aggregate::GroupAggregate::new(keys, aggregates, &input, schema)?,
         ),
+        OperatorKind::OverAggregate(spec) => {
+            Box::new(over::OverAggregate::new(spec, &input, schema)?)
+        }
+        OperatorKind::Rank(spec) => rank::create(
+            spec,
+            &input,
+            schema,
+            inputs
+                .first()
+                .is_some_and(|i| i.changelog == riffle_plan::ChangelogMode::InsertOnly),
+        )?,
         OperatorKind::Union => Box::new(Union),
         OperatorKind::Limit { offset, fetch } => Box::new(Limit {
             skip: *offset,

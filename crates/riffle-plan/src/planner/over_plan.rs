@@ -1,0 +1,374 @@
+//! Planning of OVER aggregations (`LogicalPlan::Window`) into [`OverSpec`] operators, with
+//! Flink's restrictions: one window per query block, ordered ascending by a time attribute,
+//! frames ending at the current row.
+
+use arrow::datatypes::{DataType as ArrowType, Field as ArrowField};
+use datafusion::common::{Column, DFSchema, ScalarValue};
+use datafusion::logical_expr::expr::{WindowFunction, WindowFunctionParams};
+use datafusion::logical_expr::{Expr, LogicalPlan, WindowFrameBound, WindowFrameUnits};
+
+use super::{
+    aggregate_type, df_error, interval_ms, plan_error, unsupported, GraphBuilder, Node, PlanResult,
+    UniqueNames,
+};
+use crate::graph::{AggregateFunction, ChangelogMode, Field, OperatorKind, Partitioning};
+use crate::over::{OverCall, OverFrame, OverFunction, OverSpec};
+
+/// Flink's message when the calls of one SELECT use different windows.
+const SAME_WINDOW: &str =
+    "Over Agg: Unsupported use of OVER windows. All aggregates must be computed on the same window.";
+
+/// One call as found in the plan, before its arguments are projected.
+struct PendingCall<'a> {
+    function: OverFunction,
+    args: &'a [Expr],
+    distinct: bool,
+    name: String,
+}
+
+impl GraphBuilder<'_> {
+    /// An OVER aggregation: the input's columns followed by one column per window call.
+    pub(super) fn over(&mut self, window: &datafusion::logical_expr::Window) -> PlanResult<Node> {
+        let span = self.span;
+        if matches!(window.input.as_ref(), LogicalPlan::Window(_)) {
+            return Err(plan_error(SAME_WINDOW, span));
+        }
+        let base = window.input.schema().fields().len();
+        let mut calls = Vec::new();
+        let mut shape: Option<&WindowFunctionParams> = None;
+        let mut frame_params: Option<&WindowFunctionParams> = None;
+        for (i, expr) in window.window_expr.iter().enumerate() {
+            let wf: &WindowFunction = match expr {
+                Expr::WindowFunction(w) => w,
+                Expr::Alias(a) => match a.expr.as_ref() {
+                    Expr::WindowFunction(w) => w,
+                    _ => return Err(unsupported(format!("window expression {expr}"), span)),
+                },
+                _ => return Err(unsupported(format!("window expression {expr}"), span)),
+            };
+            let name = window.schema.field(base + i).name().clone();
+            let function = over_function(wf.fun.name(), span)?;
+            let params = &wf.params;
+            if params.filter.is_some() {
+                return Err(unsupported("FILTER in an OVER aggregation", span));
+            }
+            match shape {
+                None => shape = Some(params),
+                Some(s)
+                    if s.partition_by != params.partition_by || s.order_by != params.order_by =>
+                {
+                    return Err(plan_error(SAME_WINDOW, span))
+                }
+                Some(_) => {}
+            }
+            if frame_dependent(function) {
+                match frame_params {
+                    None => frame_params = Some(params),
+                    Some(f) if f.window_frame != params.window_frame => {
+                        return Err(plan_error(SAME_WINDOW, span))
+                    }
+                    Some(_) => {}
+                }
+            }
+            calls.push(PendingCall {
+                function,
+                args: &params.args,
+                distinct: params.distinct,
+                name,
+            });
+        }
+        let Some(shape) = shape else {
+            return Err(plan_error("OVER aggregation without calls", span));
+        };
+        let input = self.translate(&window.input)?;
+        if input.changelog != ChangelogMode::InsertOnly {
+            return Err(unsupported(
+                "OVER aggregation over an updating stream",
+                span,
+            ));
+        }
+        let bounded = frame_params.is_some_and(|p| {
+            !matches!(&p.window_frame.start_bound, WindowFrameBound::Preceding(v) if v.is_null())
+        });
+        let time = self.over_order(window, shape, &input, bounded)?;
+        let frame = match frame_params {
+            Some(p) => frame_of(&p.window_frame, span)?,
+            None => OverFrame {
+                rows: true,
+                preceding: None,
+            },
+        };
+        let in_schema = window.input.schema();
+        let mut partition = Vec::new();
+        for e in &shape.partition_by {
+            let Expr::Column(c) = e else {
+                return Err(unsupported("PARTITION BY an expression", span));
+            };
+            partition.push(
+                in_schema
+                    .index_of_column(c)
+                    .map_err(|e| df_error(e, span))?,
+            );
+        }
+        // Pre-projection: the input's columns, then every call's argument (and LAG default).
+        let forwarded = input.fields.len();
+        let mut pre: Vec<Expr> = input
+            .fields
+            .iter()
+            .map(|f| Expr::Column(Column::from_name(f.name.clone())))
+            .collect();
+        let mut pre_names: Vec<String> = input.fields.iter().map(|f| f.name.clone()).collect();
+        let mut over_calls = Vec::new();
+        for (i, call) in calls.iter().enumerate() {
+            let mut arg_column = |e: &Expr, what: &str| -> PlanResult<usize> {
+                pre.push(self.rewrite(e, in_schema, &input)?);
+                pre_names.push(format!("${what}{i}"));
+                Ok(pre.len() - 1)
+            };
+            let (arg, offset, default) = match (call.function, call.args) {
+                (OverFunction::RowNumber, []) => (None, 1, None),
+                (OverFunction::Aggregate(AggregateFunction::Count), []) => (None, 1, None),
+                (OverFunction::Aggregate(AggregateFunction::Count), [Expr::Literal(v, _)])
+                    if !v.is_null() =>
+                {
+                    (None, 1, None)
+                }
+                (OverFunction::Lag, [arg, rest @ ..]) if rest.len() <= 2 => {
+                    let arg = arg_column(arg, "arg")?;
+                    let offset = match rest.first() {
+                        None => 1,
+                        Some(e) => constant_offset(e)
+                            .ok_or_else(|| unsupported("LAG with a non-constant offset", span))?,
+                    };
+                    let default = rest.get(1).map(|d| arg_column(d, "default")).transpose()?;
+                    (Some(arg), offset, default)
+                }
+                (f, [arg]) if f != OverFunction::RowNumber && f != OverFunction::Lag => {
+                    (Some(arg_column(arg, "arg")?), 1, None)
+                }
+                _ => {
+                    return Err(unsupported(
+                        format!("{} with these arguments", call.name),
+                        span,
+                    ))
+                }
+            };
+            let function = match (call.function, arg) {
+                (OverFunction::Aggregate(AggregateFunction::Count), None) => {
+                    OverFunction::Aggregate(AggregateFunction::CountStar)
+                }
+                (f, _) => f,
+            };
+            over_calls.push(OverCall {
+                function,
+                arg,
+                distinct: call.distinct,
+                offset,
+                default,
+                name: call.name.clone(),
+            });
+        }
+        let pre_schema = DFSchema::from_unqualified_fields(
+            pre_names
+                .iter()
+                .map(|n| ArrowField::new(n.clone(), ArrowType::Null, true))
+                .collect::<Vec<_>>()
+                .into(),
+            Default::default(),
+        )
+        .map_err(|e| df_error(e, span))?;
+        let projected = self.calc(input, None, &pre, &pre_schema)?;
+        let mut names = UniqueNames::default();
+        let mut schema: Vec<Field> = projected.fields[..forwarded]
+            .iter()
+            .map(|f| {
+                names.unique(&f.name);
+                f.clone()
+            })
+            .collect();
+        for call in &mut over_calls {
+            call.name = names.unique(&call.name);
+            let arg = call.arg.and_then(|a| projected.fields.get(a));
+            schema.push(call_field(call, arg).map_err(|m| unsupported(m, span))?);
+        }
+        let spec = OverSpec {
+            partition: partition.clone(),
+            time,
+            frame,
+            forwarded,
+            calls: over_calls,
+        };
+        let (parallelism, partitioning) = if partition.is_empty() {
+            (1, Partitioning::Global)
+        } else {
+            (self.parallelism, Partitioning::Hash(partition))
+        };
+        Ok(self.add(
+            OperatorKind::OverAggregate(spec),
+            parallelism,
+            schema,
+            ChangelogMode::InsertOnly,
+            &[(&projected, partitioning)],
+        ))
+    }
+
+    /// The rowtime column a window is ordered by, or Flink's rejection of its ordering.
+    fn over_order(
+        &self,
+        window: &datafusion::logical_expr::Window,
+        params: &WindowFunctionParams,
+        input: &Node,
+        bounded: bool,
+    ) -> PlanResult<usize> {
+        let span = self.span;
+        let [key] = params.order_by.as_slice() else {
+            return Err(if params.order_by.is_empty() {
+                unsupported("OVER window without ORDER BY", span)
+            } else {
+                plan_error(
+                    "The window can only be ordered by a single time column.",
+                    span,
+                )
+            });
+        };
+        let Expr::Column(c) = &key.expr else {
+            return Err(unsupported("OVER window ordered by an expression", span));
+        };
+        let idx = window
+            .input
+            .schema()
+            .index_of_column(c)
+            .map_err(|e| df_error(e, span))?;
+        let rowtime = input.fields.get(idx).is_some_and(|f| f.rowtime);
+        if !rowtime {
+            if super::rank_plan::is_proctime(self.catalog, &window.input, idx) {
+                return Err(unsupported("OVER windows ordered by processing time", span));
+            }
+            if bounded {
+                return Err(plan_error(
+                    "Non-time attribute sort is not supported for bounded OVER window.",
+                    span,
+                ));
+            }
+            return Err(unsupported(
+                "OVER windows ordered by a non-time attribute",
+                span,
+            ));
+        }
+        if !key.asc {
+            return Err(plan_error(
+                "The window can only be ordered in ASCENDING mode.",
+                span,
+            ));
+        }
+        Ok(idx)
+    }
+}
+
+/// The OVER function a DataFusion window or aggregate function name stands for.
+fn over_function(name: &str, span: riffle_sql::Span) -> PlanResult<OverFunction> {
+    Ok(match name.to_ascii_lowercase().as_str() {
+        "count" => OverFunction::Aggregate(AggregateFunction::Count),
+        "sum" => OverFunction::Aggregate(AggregateFunction::Sum),
+        "min" => OverFunction::Aggregate(AggregateFunction::Min),
+        "max" => OverFunction::Aggregate(AggregateFunction::Max),
+        "avg" => OverFunction::Aggregate(AggregateFunction::Avg),
+        "row_number" => OverFunction::RowNumber,
+        "first_value" => OverFunction::FirstValue,
+        "last_value" => OverFunction::LastValue,
+        "lag" => OverFunction::Lag,
+        other => {
+            return Err(unsupported(
+                format!("{} in an OVER window", other.to_ascii_uppercase()),
+                span,
+            ))
+        }
+    })
+}
+
+/// Whether a call's value depends on the frame (ROW_NUMBER and LAG look at the partition).
+fn frame_dependent(function: OverFunction) -> bool {
+    !matches!(function, OverFunction::RowNumber | OverFunction::Lag)
+}
+
+/// The frame of a window, or Flink's rejection of it.
+fn frame_of(
+    frame: &datafusion::logical_expr::WindowFrame,
+    span: riffle_sql::Span,
+) -> PlanResult<OverFrame> {
+    if !matches!(frame.end_bound, WindowFrameBound::CurrentRow) {
+        return Err(plan_error(
+            "OVER RANGE FOLLOWING windows are not supported yet.",
+            span,
+        ));
+    }
+    let rows = match frame.units {
+        WindowFrameUnits::Rows => true,
+        WindowFrameUnits::Range => false,
+        WindowFrameUnits::Groups => return Err(unsupported("GROUPS frames", span)),
+    };
+    let preceding = match &frame.start_bound {
+        WindowFrameBound::CurrentRow => Some(0),
+        WindowFrameBound::Following(_) => {
+            return Err(plan_error(
+                "OVER RANGE FOLLOWING windows are not supported yet.",
+                span,
+            ))
+        }
+        WindowFrameBound::Preceding(v) if v.is_null() => None,
+        WindowFrameBound::Preceding(v) if rows => Some(
+            constant_offset(&Expr::Literal(v.clone(), None))
+                .ok_or_else(|| unsupported(format!("ROWS frame offset {v}"), span))?
+                as i64,
+        ),
+        WindowFrameBound::Preceding(v) => {
+            Some(interval_ms(Expr::Literal(v.clone(), None)).map_err(|e| df_error(e, span))?)
+        }
+    };
+    Ok(OverFrame { rows, preceding })
+}
+
+/// A non-negative integer constant.
+fn constant_offset(e: &Expr) -> Option<usize> {
+    let e = match e {
+        Expr::Cast(c) => c.expr.as_ref(),
+        other => other,
+    };
+    let Expr::Literal(v, _) = e else {
+        return None;
+    };
+    match v {
+        ScalarValue::Int8(Some(n)) => usize::try_from(*n).ok(),
+        ScalarValue::Int16(Some(n)) => usize::try_from(*n).ok(),
+        ScalarValue::Int32(Some(n)) => usize::try_from(*n).ok(),
+        ScalarValue::Int64(Some(n)) => usize::try_from(*n).ok(),
+        ScalarValue::UInt8(Some(n)) => Some(usize::from(*n)),
+        ScalarValue::UInt16(Some(n)) => Some(usize::from(*n)),
+        ScalarValue::UInt32(Some(n)) => usize::try_from(*n).ok(),
+        ScalarValue::UInt64(Some(n)) => usize::try_from(*n).ok(),
+        _ => None,
+    }
+}
+
+/// The output column of a call.
+fn call_field(call: &OverCall, arg: Option<&Field>) -> Result<Field, String> {
+    let (flink, arrow, nullable) = match call.function {
+        OverFunction::Aggregate(f) => aggregate_type(f, arg)?,
+        OverFunction::RowNumber => ("BIGINT NOT NULL".into(), ArrowType::Int64, false),
+        OverFunction::FirstValue | OverFunction::LastValue | OverFunction::Lag => {
+            let Some(arg) = arg else {
+                return Err(format!("{} without argument", call.name));
+            };
+            let t = arg.arrow().map_err(|e| e.to_string())?;
+            let base = arg.data_type.trim_end_matches(" NOT NULL").to_string();
+            (base, t, true)
+        }
+    };
+    Ok(Field {
+        name: call.name.clone(),
+        data_type: flink,
+        arrow_type: arrow.to_string(),
+        nullable,
+        rowtime: false,
+    })
+}

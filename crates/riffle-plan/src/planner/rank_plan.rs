@@ -1,0 +1,510 @@
+//! Planning of `ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..)` filtered by a rank range into
+//! [`RankSpec`] operators, choosing Flink's strategy: window Top-N when the partition holds a
+//! window's start and end, deduplication when the first row by a time attribute is kept without
+//! its rank number, Top-N otherwise.
+
+use std::collections::{BTreeSet, HashSet};
+
+use datafusion::common::{Column, ScalarValue};
+use datafusion::logical_expr::utils::{conjunction, split_conjunction};
+use datafusion::logical_expr::{
+    BinaryExpr, Expr, Filter, LogicalPlan, Operator, Projection, Window,
+};
+use datafusion::sql::sqlparser::ast as sql;
+
+use super::{
+    df_error, plan_error, unsupported, window_keys, Catalog, GraphBuilder, Node, PlanResult,
+};
+use crate::graph::{ChangelogMode, Field, OperatorKind, Partitioning, SortKey};
+use crate::rank::{RankSpec, RankStrategy};
+use crate::window::WindowTvfNode;
+
+/// A filter on the rank column of a single-call window: `rn <= N`, `rn = 1`, `rn BETWEEN ..`.
+struct RankFilter<'a> {
+    window: &'a Window,
+    /// Projections between the filter and the window, top first.
+    chain: Vec<&'a Projection>,
+    /// Name of the ranking function (`row_number`, `rank`, `dense_rank`).
+    function: String,
+    start: usize,
+    end: usize,
+    /// Conjuncts of the filter that do not bound the rank.
+    residual: Vec<Expr>,
+}
+
+impl GraphBuilder<'_> {
+    /// A projection over a rank filter: the rank, then the projection.
+    pub(super) fn rank_projection(&mut self, p: &Projection) -> PlanResult<Option<Node>> {
+        let LogicalPlan::Filter(f) = p.input.as_ref() else {
+            return Ok(None);
+        };
+        let Some(rank) = rank_filter(f) else {
+            return Ok(None);
+        };
+        let node = self.rank(f, rank)?;
+        let exprs = p
+            .expr
+            .iter()
+            .map(|e| self.rewrite(e, f.input.schema(), &node))
+            .collect::<PlanResult<Vec<_>>>()?;
+        self.calc(node, None, &exprs, &p.schema).map(Some)
+    }
+
+    /// A rank filter on its own.
+    pub(super) fn rank_filter(&mut self, f: &Filter) -> PlanResult<Option<Node>> {
+        match rank_filter(f) {
+            Some(rank) => self.rank(f, rank).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The rank operator (its output always carries the rank column; whether the rank number is
+    /// part of the changelog depends on whether the statement uses it, as Flink prunes it),
+    /// then the projections and residual filter between it and the filter.
+    fn rank(&mut self, f: &Filter, rank: RankFilter<'_>) -> PlanResult<Node> {
+        let span = self.span;
+        let w = rank.window;
+        let output_rank = self.rank_usage.uses(w);
+        let input = self.translate(&w.input)?;
+        let Some(Expr::WindowFunction(wf)) = w.window_expr.first().map(|e| e.clone().unalias())
+        else {
+            return Err(plan_error("rank without a window function", span));
+        };
+        let in_schema = w.input.schema();
+        let mut partition = Vec::new();
+        for e in &wf.params.partition_by {
+            let Expr::Column(c) = e else {
+                return Err(unsupported("PARTITION BY an expression", span));
+            };
+            partition.push(
+                in_schema
+                    .index_of_column(c)
+                    .map_err(|e| df_error(e, span))?,
+            );
+        }
+        let mut order = Vec::new();
+        for key in &wf.params.order_by {
+            let Expr::Column(c) = &key.expr else {
+                return Err(unsupported("ORDER BY an expression in a Top-N", span));
+            };
+            order.push(SortKey {
+                column: in_schema
+                    .index_of_column(c)
+                    .map_err(|e| df_error(e, span))?,
+                ascending: key.asc,
+                nulls_first: key.nulls_first,
+            });
+        }
+        let window_end = window_partition(&w.input, &partition);
+        let function = rank.function.to_ascii_uppercase();
+        if function != "ROW_NUMBER" {
+            let message = if window_end.is_some() {
+                format!("{function}() function is not supported on Window TopN currently, only ROW_NUMBER() is supported.")
+            } else {
+                format!("{function}() on streaming table is not supported currently")
+            };
+            return Err(plan_error(message, span));
+        }
+        let insert_only = input.changelog == ChangelogMode::InsertOnly;
+        let single_time_key = match order.as_slice() {
+            [key] => {
+                let rowtime = input.fields.get(key.column).is_some_and(|f| f.rowtime);
+                let proctime = !rowtime && is_proctime(self.catalog, &w.input, key.column);
+                Some((key, rowtime, proctime))
+            }
+            _ => None,
+        };
+        let first_only = rank.start == 1 && rank.end == 1;
+        let strategy = match (window_end, single_time_key) {
+            (Some(_), _) if !insert_only => {
+                return Err(unsupported("window Top-N over an updating stream", span))
+            }
+            (Some(window_end), key) => RankStrategy::Window {
+                window_end,
+                latest_first: first_only
+                    && key.is_some_and(|(k, rowtime, _)| rowtime && !k.ascending),
+            },
+            (None, Some((key, true, _))) if first_only && !output_rank && insert_only => {
+                RankStrategy::RowTimeDedup {
+                    keep_last: !key.ascending,
+                    time: key.column,
+                }
+            }
+            (None, Some((key, _, true))) if first_only && !output_rank && insert_only => {
+                RankStrategy::ProcTimeDedup {
+                    keep_last: !key.ascending,
+                }
+            }
+            _ => RankStrategy::TopN,
+        };
+        let changelog = match strategy {
+            RankStrategy::Window { .. }
+            | RankStrategy::ProcTimeDedup { keep_last: false }
+            | RankStrategy::RowTimeDedup {
+                keep_last: false, ..
+            } => ChangelogMode::InsertOnly,
+            _ => ChangelogMode::Retract,
+        };
+        let mut schema = input.fields.clone();
+        if changelog != ChangelogMode::InsertOnly {
+            for f in &mut schema {
+                f.rowtime = false;
+            }
+        }
+        let rn_name = w
+            .schema
+            .fields()
+            .last()
+            .map(|f| f.name().clone())
+            .unwrap_or_else(|| "rn".into());
+        schema.push(Field {
+            name: rn_name,
+            data_type: "BIGINT NOT NULL".into(),
+            arrow_type: arrow::datatypes::DataType::Int64.to_string(),
+            nullable: false,
+            rowtime: false,
+        });
+        let spec = RankSpec {
+            partition: partition.clone(),
+            order,
+            start: rank.start,
+            end: rank.end,
+            output_rank,
+            strategy,
+        };
+        let (parallelism, partitioning) = if partition.is_empty() {
+            (1, Partitioning::Global)
+        } else {
+            (self.parallelism, Partitioning::Hash(partition))
+        };
+        let mut node = self.add(
+            OperatorKind::Rank(spec),
+            parallelism,
+            schema,
+            changelog,
+            &[(&input, partitioning)],
+        );
+        // The projections between the filter and the window, bottom first.
+        for p in rank.chain.iter().rev() {
+            let exprs = p
+                .expr
+                .iter()
+                .map(|e| self.rewrite(e, p.input.schema(), &node))
+                .collect::<PlanResult<Vec<_>>>()?;
+            node = self.calc(node, None, &exprs, &p.schema)?;
+        }
+        if let Some(residual) = conjunction(rank.residual) {
+            let predicate = self.rewrite(&residual, f.input.schema(), &node)?;
+            let exprs: Vec<Expr> = node
+                .fields
+                .iter()
+                .map(|fl| Expr::Column(Column::from_name(fl.name.clone())))
+                .collect();
+            node = self.calc(node, Some(&predicate), &exprs, f.input.schema())?;
+        }
+        Ok(node)
+    }
+}
+
+/// Matches a filter bounding the rank of a single-call ranking window.
+fn rank_filter(f: &Filter) -> Option<RankFilter<'_>> {
+    let mut chain = Vec::new();
+    let mut current = f.input.as_ref();
+    let window = loop {
+        match current {
+            LogicalPlan::SubqueryAlias(a) => current = &a.input,
+            LogicalPlan::Projection(p) => {
+                chain.push(p);
+                current = &p.input;
+            }
+            LogicalPlan::Window(w) => break w,
+            _ => return None,
+        }
+    };
+    let [expr] = window.window_expr.as_slice() else {
+        return None;
+    };
+    let Expr::WindowFunction(wf) = expr.clone().unalias() else {
+        return None;
+    };
+    let function = wf.fun.name().to_ascii_lowercase();
+    if !matches!(function.as_str(), "row_number" | "rank" | "dense_rank") {
+        return None;
+    }
+    let rn = window.input.schema().fields().len();
+    let is_rank = |e: &Expr| -> bool {
+        let e = strip_cast(e);
+        let Expr::Column(c) = e else {
+            return false;
+        };
+        f.input
+            .schema()
+            .index_of_column(c)
+            .ok()
+            .and_then(|i| trace_column(&chain, i))
+            == Some(rn)
+    };
+    let (mut start, mut end) = (1usize, None::<usize>);
+    let mut residual = Vec::new();
+    let mut bounded = false;
+    for conjunct in split_conjunction(&f.predicate) {
+        match rank_bound(conjunct, &is_rank) {
+            Some((lo, hi)) => {
+                bounded = true;
+                start = start.max(lo);
+                end = Some(end.map_or(hi, |e| e.min(hi)));
+            }
+            None => residual.push(conjunct.clone()),
+        }
+    }
+    let end = end.filter(|e| bounded && *e != usize::MAX)?;
+    Some(RankFilter {
+        window,
+        chain,
+        function,
+        start,
+        end,
+        residual,
+    })
+}
+
+/// The rank range `(start, end)` a conjunct allows, when it compares the rank with a constant.
+fn rank_bound(e: &Expr, is_rank: &dyn Fn(&Expr) -> bool) -> Option<(usize, usize)> {
+    match e {
+        Expr::Between(b) if !b.negated && is_rank(&b.expr) => {
+            Some((constant(&b.low)?.max(1), constant(&b.high)?))
+        }
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
+            let (n, op) = if is_rank(left) {
+                (constant(right)?, *op)
+            } else if is_rank(right) {
+                (constant(left)?, op.swap()?)
+            } else {
+                return None;
+            };
+            match op {
+                Operator::Eq => Some((n.max(1), n)),
+                Operator::LtEq => Some((1, n)),
+                Operator::Lt => Some((1, n.checked_sub(1)?)),
+                Operator::GtEq => Some((n.max(1), usize::MAX)),
+                Operator::Gt => Some((n + 1, usize::MAX)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn strip_cast(e: &Expr) -> &Expr {
+    match e {
+        Expr::Cast(c) => strip_cast(&c.expr),
+        Expr::TryCast(c) => strip_cast(&c.expr),
+        other => other,
+    }
+}
+
+/// A non-negative integer constant.
+fn constant(e: &Expr) -> Option<usize> {
+    let Expr::Literal(v, _) = strip_cast(e) else {
+        return None;
+    };
+    let n = match v {
+        ScalarValue::Int8(Some(n)) => i64::from(*n),
+        ScalarValue::Int16(Some(n)) => i64::from(*n),
+        ScalarValue::Int32(Some(n)) => i64::from(*n),
+        ScalarValue::Int64(Some(n)) => *n,
+        ScalarValue::UInt8(Some(n)) => i64::from(*n),
+        ScalarValue::UInt16(Some(n)) => i64::from(*n),
+        ScalarValue::UInt32(Some(n)) => i64::from(*n),
+        ScalarValue::UInt64(Some(n)) => i64::try_from(*n).ok()?,
+        _ => return None,
+    };
+    usize::try_from(n).ok()
+}
+
+/// Follows column `idx` of the chain's top down through plain column references to the
+/// window's output.
+fn trace_column(chain: &[&Projection], idx: usize) -> Option<usize> {
+    let mut idx = idx;
+    for p in chain {
+        let Expr::Column(c) = p.expr.get(idx)?.clone().unalias() else {
+            return None;
+        };
+        idx = p.input.schema().index_of_column(&c).ok()?;
+    }
+    Some(idx)
+}
+
+/// The index of the `window_end` column when the partition holds both the start and the end of
+/// a window (from a window TVF or a window aggregation).
+fn window_partition(input: &LogicalPlan, partition: &[usize]) -> Option<usize> {
+    let mut start = false;
+    let mut end = None;
+    for &idx in partition {
+        match window_column(input, idx) {
+            Some(false) => start = true,
+            Some(true) => end = Some(idx),
+            None => {}
+        }
+    }
+    end.filter(|_| start)
+}
+
+/// Whether column `idx` of `plan` is a window's start (`false`) or end (`true`).
+fn window_column(plan: &LogicalPlan, idx: usize) -> Option<bool> {
+    match plan {
+        LogicalPlan::SubqueryAlias(a) => window_column(&a.input, idx),
+        LogicalPlan::Filter(f) => window_column(&f.input, idx),
+        LogicalPlan::Projection(p) => match p.expr.get(idx)?.clone().unalias() {
+            Expr::Column(c) => window_column(&p.input, p.input.schema().index_of_column(&c).ok()?),
+            _ => None,
+        },
+        LogicalPlan::Extension(ext) => {
+            let tvf = ext.node.as_any().downcast_ref::<WindowTvfNode>()?;
+            match idx.checked_sub(tvf.input.schema().fields().len()) {
+                Some(0) => Some(false),
+                Some(1) => Some(true),
+                _ => None,
+            }
+        }
+        LogicalPlan::Aggregate(agg) => {
+            let keys = window_keys(&agg.input, &agg.group_expr)?;
+            if idx == keys.start {
+                Some(false)
+            } else if idx == keys.end {
+                Some(true)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether column `idx` of `plan` is a processing-time attribute (`PROCTIME()`).
+pub(super) fn is_proctime(catalog: &Catalog, plan: &LogicalPlan, idx: usize) -> bool {
+    match plan {
+        LogicalPlan::SubqueryAlias(a) => is_proctime(catalog, &a.input, idx),
+        LogicalPlan::Filter(f) => is_proctime(catalog, &f.input, idx),
+        LogicalPlan::Window(w) => {
+            idx < w.input.schema().fields().len() && is_proctime(catalog, &w.input, idx)
+        }
+        LogicalPlan::Projection(p) => match p.expr.get(idx).map(|e| e.clone().unalias()) {
+            Some(Expr::ScalarFunction(f)) => f.func.name().eq_ignore_ascii_case("proctime"),
+            Some(Expr::Column(c)) => p
+                .input
+                .schema()
+                .index_of_column(&c)
+                .is_ok_and(|i| is_proctime(catalog, &p.input, i)),
+            _ => false,
+        },
+        LogicalPlan::TableScan(scan) => {
+            let column = match &scan.projection {
+                Some(p) => p.get(idx).copied(),
+                None => Some(idx),
+            };
+            let table = catalog.tables.get(scan.table_name.table());
+            match (table, column) {
+                (Some(t), Some(i)) => t.columns.get(i).is_some_and(|c| {
+                    matches!(&c.computed, Some(sql::Expr::Function(f)) if f.name.to_string().eq_ignore_ascii_case("PROCTIME"))
+                }),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// The single-call windows whose rank column a statement uses. Flink prunes unused columns
+/// before choosing a rank strategy, so a rank number nobody reads is not emitted; this walks the
+/// statement from its output down, tracking which columns each node needs.
+#[derive(Debug, Default)]
+pub(super) struct RankUsage {
+    used: HashSet<Window>,
+}
+
+impl RankUsage {
+    /// The usage in the statement planned as `plan` (all of whose columns are used).
+    pub(super) fn of(plan: &LogicalPlan) -> Self {
+        let mut usage = Self::default();
+        usage.visit(plan, &(0..plan.schema().fields().len()).collect());
+        usage
+    }
+
+    /// Whether the rank column of `window` is used.
+    fn uses(&self, window: &Window) -> bool {
+        self.used.contains(window)
+    }
+
+    fn visit(&mut self, plan: &LogicalPlan, required: &BTreeSet<usize>) {
+        let all = |p: &LogicalPlan| -> BTreeSet<usize> { (0..p.schema().fields().len()).collect() };
+        match plan {
+            LogicalPlan::Projection(p) => {
+                let mut need = BTreeSet::new();
+                for e in required.iter().filter_map(|i| p.expr.get(*i)) {
+                    add_refs(e, &p.input, &mut need);
+                }
+                self.visit(&p.input, &need);
+            }
+            LogicalPlan::Filter(f) => {
+                let mut need = required.clone();
+                match rank_filter(f) {
+                    Some(rank) => rank
+                        .residual
+                        .iter()
+                        .for_each(|e| add_refs(e, &f.input, &mut need)),
+                    None => add_refs(&f.predicate, &f.input, &mut need),
+                }
+                self.visit(&f.input, &need);
+            }
+            LogicalPlan::SubqueryAlias(a) => self.visit(&a.input, required),
+            LogicalPlan::Limit(l) => self.visit(&l.input, required),
+            LogicalPlan::Sort(s) => {
+                let mut need = required.clone();
+                s.expr
+                    .iter()
+                    .for_each(|k| add_refs(&k.expr, &s.input, &mut need));
+                self.visit(&s.input, &need);
+            }
+            LogicalPlan::Window(w) => {
+                let base = w.input.schema().fields().len();
+                if (base..base + w.window_expr.len()).any(|i| required.contains(&i)) {
+                    self.used.insert(w.clone());
+                }
+                let mut need: BTreeSet<usize> =
+                    required.iter().copied().filter(|i| *i < base).collect();
+                w.window_expr
+                    .iter()
+                    .for_each(|e| add_refs(e, &w.input, &mut need));
+                self.visit(&w.input, &need);
+            }
+            LogicalPlan::Aggregate(a) => {
+                let mut need = BTreeSet::new();
+                a.group_expr
+                    .iter()
+                    .chain(&a.aggr_expr)
+                    .for_each(|e| add_refs(e, &a.input, &mut need));
+                self.visit(&a.input, &need);
+            }
+            LogicalPlan::Union(u) => u.inputs.iter().for_each(|i| self.visit(i, required)),
+            other => {
+                for input in other.inputs() {
+                    self.visit(input, &all(input));
+                }
+            }
+        }
+    }
+}
+
+/// Adds the indices (in `input`) of the columns `e` references.
+fn add_refs(e: &Expr, input: &LogicalPlan, need: &mut BTreeSet<usize>) {
+    for c in e.column_refs() {
+        match input.schema().index_of_column(c) {
+            Ok(i) => {
+                need.insert(i);
+            }
+            // An outer reference or an unresolvable name: keep everything.
+            Err(_) => need.extend(0..input.schema().fields().len()),
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! JobGraph description of `ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..)` filtered by a rank
+//! range: Top-N, deduplication, and their per-window variants.
+
+use serde::{Deserialize, Serialize};
+
+use crate::graph::SortKey;
+
+/// A ranking operator: keeps, per partition key, the rows whose `ROW_NUMBER` lies in
+/// `start..=end`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankSpec {
+    /// Partition key columns.
+    pub partition: Vec<usize>,
+    /// Sort keys; rows equal in every key rank in arrival order.
+    pub order: Vec<SortKey>,
+    /// First rank kept (1-based).
+    pub start: usize,
+    /// Last rank kept.
+    pub end: usize,
+    /// The row number is appended as the last output column.
+    pub output_rank: bool,
+    /// How the ranking is computed and emitted.
+    pub strategy: RankStrategy,
+}
+
+/// How a [`RankSpec`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RankStrategy {
+    /// Streaming Top-N (Flink's `AppendOnlyTopNFunction` / `RetractableTopNFunction`): every
+    /// change of the kept ranks is emitted at once; with the row number (or a start above 1)
+    /// as `-U`/`+U` per changed rank, without it as `-D` of the rows that left and `+I` of the
+    /// rows that entered.
+    TopN,
+    /// Deduplication on a processing-time order (`ORDER BY proctime ASC|DESC`, `rn = 1`):
+    /// keep-first emits a key's first row only; keep-last emits `+I`, then `-U`/`+U` per row.
+    ProcTimeDedup {
+        /// Keep the last row (descending order).
+        keep_last: bool,
+    },
+    /// Deduplication on event time. Keep-last replaces a key's row by any row at the same or a
+    /// later time (`-U`/`+U`); keep-first buffers rows until the watermark passes them and emits
+    /// the earliest row of each key once, dropping late rows (insert-only).
+    RowTimeDedup {
+        /// Keep the last row (descending order).
+        keep_last: bool,
+        /// The rowtime column.
+        time: usize,
+    },
+    /// Window Top-N / deduplication: the partition includes a window's start and end; each
+    /// window's ranks are emitted once (`+I`) when the watermark passes its end, and rows of
+    /// windows that already fired are dropped.
+    Window {
+        /// Index of the `window_end` column.
+        window_end: usize,
+        /// Rows equal in every sort key rank latest first (window keep-last deduplication).
+        latest_first: bool,
+    },
+}
+
+/// The explain line of a ranking operator.
+pub(crate) fn describe(op: &crate::graph::Operator, spec: &RankSpec) -> String {
+    let name = |i: usize| {
+        op.schema
+            .get(i)
+            .map_or_else(|| format!("${i}"), |f| f.name.clone())
+    };
+    let partition: Vec<String> = spec.partition.iter().map(|i| name(*i)).collect();
+    let order: Vec<String> = spec
+        .order
+        .iter()
+        .map(|k| {
+            let dir = if k.ascending { "ASC" } else { "DESC" };
+            format!("{} {dir}", name(k.column))
+        })
+        .collect();
+    let what = match spec.strategy {
+        RankStrategy::TopN => "Rank",
+        RankStrategy::ProcTimeDedup { .. } => "Deduplicate(proctime)",
+        RankStrategy::RowTimeDedup { .. } => "Deduplicate(rowtime)",
+        RankStrategy::Window { .. } => "WindowRank",
+    };
+    format!(
+        "{what}(partitionBy=[{}], orderBy=[{}], rank=[{}..{}], rankNumber=[{}])",
+        partition.join(", "),
+        order.join(", "),
+        spec.start,
+        spec.end,
+        spec.output_rank
+    )
+}

@@ -1,0 +1,331 @@
+//! OVER aggregation on event time, as Flink's `RowTime{Rows,Range}{Bounded,Unbounded}Preceding`
+//! functions: rows wait per partition until the watermark passes their time and are then
+//! processed in time order. `ROWS` frames add rows one by one; in `RANGE` frames the rows of
+//! one time are added together and see each other. Late rows are dropped: with an unbounded
+//! frame those at or below the watermark on arrival, with a bounded frame (as Flink) those at
+//! or below the last time the partition processed.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use arrow::array::{Array, ArrayRef};
+use arrow::datatypes::{DataType, SchemaRef};
+use arrow::row::OwnedRow;
+use datafusion::common::ScalarValue;
+use riffle_connectors::{ChangeBatch, RowKind};
+use riffle_plan::over::{OverCall, OverFunction, OverSpec};
+
+use super::aggregate::{key_values, RowsOut};
+use super::keyed::KeyedState;
+use super::{millis, Emit, StreamOperator};
+use crate::accumulator::Accumulator;
+use crate::task::RuntimeError;
+
+/// The running state of one call in one partition.
+enum CallState {
+    Aggregate(Accumulator),
+    RowNumber(i64),
+    /// First/last non-null value of an unbounded frame (bounded frames scan their rows).
+    Value(Option<ScalarValue>),
+    /// The arguments of the last `offset + 1` rows, the current row's last.
+    Lag(VecDeque<ScalarValue>),
+}
+
+/// One partition: rows waiting for the watermark, the rows of the current frame (bounded
+/// frames only) and every call's state.
+struct Partition {
+    waiting: BTreeMap<i64, Vec<Vec<ScalarValue>>>,
+    frame: VecDeque<(i64, Vec<ScalarValue>)>,
+    calls: Vec<CallState>,
+    /// The last time processed (Flink starts it at 0).
+    last_fired: i64,
+}
+
+/// An OVER aggregation subtask.
+pub(super) struct OverAggregate {
+    spec: OverSpec,
+    arg_types: Vec<Option<DataType>>,
+    out_types: Vec<DataType>,
+    partitions: KeyedState<Partition>,
+    /// Partitions with rows waiting, by time.
+    timers: BTreeMap<i64, Vec<OwnedRow>>,
+    watermark: i64,
+    width: usize,
+    schema: SchemaRef,
+}
+
+impl OverAggregate {
+    /// Builds the operator.
+    pub(super) fn new(
+        spec: &OverSpec,
+        input: &SchemaRef,
+        schema: SchemaRef,
+    ) -> Result<Self, RuntimeError> {
+        let types: Vec<DataType> = input
+            .fields()
+            .iter()
+            .map(|f| f.data_type().clone())
+            .collect();
+        let arg_types = spec
+            .calls
+            .iter()
+            .map(|c| c.arg.and_then(|a| types.get(a).cloned()))
+            .collect();
+        let out_types = (0..spec.calls.len())
+            .map(|i| {
+                schema
+                    .fields()
+                    .get(spec.forwarded + i)
+                    .map(|f| f.data_type().clone())
+                    .ok_or_else(|| RuntimeError::new("OVER output column out of range"))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            spec: spec.clone(),
+            arg_types,
+            out_types,
+            partitions: KeyedState::new(&spec.partition, &types)?,
+            timers: BTreeMap::new(),
+            watermark: i64::MIN,
+            width: types.len(),
+            schema,
+        })
+    }
+
+    fn fresh(&self) -> Partition {
+        let calls = self
+            .spec
+            .calls
+            .iter()
+            .zip(&self.arg_types)
+            .map(|(c, t)| match c.function {
+                OverFunction::Aggregate(f) => {
+                    CallState::Aggregate(Accumulator::new(f, c.distinct, t.as_ref()))
+                }
+                OverFunction::RowNumber => CallState::RowNumber(0),
+                OverFunction::FirstValue | OverFunction::LastValue => CallState::Value(None),
+                OverFunction::Lag => CallState::Lag(VecDeque::new()),
+            })
+            .collect();
+        Partition {
+            waiting: BTreeMap::new(),
+            frame: VecDeque::new(),
+            calls,
+            last_fired: 0,
+        }
+    }
+
+    /// Processes the rows of `partition` at time `ts`, appending the output rows.
+    fn fire(&mut self, key: &OwnedRow, ts: i64, out: &mut RowsOut) -> Result<(), RuntimeError> {
+        let spec = &self.spec;
+        let out_types = &self.out_types;
+        let Some(partition) = self.partitions.get_mut(key) else {
+            return Ok(());
+        };
+        let Some(rows) = partition.waiting.remove(&ts) else {
+            return Ok(());
+        };
+        partition.last_fired = ts;
+        let bounded = spec.frame.preceding.is_some();
+        if spec.frame.rows {
+            for row in rows {
+                add(spec, partition, &row)?;
+                if bounded {
+                    partition.frame.push_back((ts, row.clone()));
+                }
+                if let Some(n) = spec.frame.preceding {
+                    while partition.frame.len() > usize::try_from(n).unwrap_or(usize::MAX) + 1 {
+                        if let Some((_, old)) = partition.frame.pop_front() {
+                            retract(spec, partition, &old)?;
+                        }
+                    }
+                }
+                let values = values(spec, out_types, partition, &row)?;
+                out.push(RowKind::Insert, &row[..spec.forwarded], &values);
+            }
+        } else {
+            for row in &rows {
+                add(spec, partition, row)?;
+                if bounded {
+                    partition.frame.push_back((ts, row.clone()));
+                }
+            }
+            if let Some(p) = spec.frame.preceding {
+                let lowest = ts.saturating_sub(p);
+                while partition.frame.front().is_some_and(|(t, _)| *t < lowest) {
+                    if let Some((_, old)) = partition.frame.pop_front() {
+                        retract(spec, partition, &old)?;
+                    }
+                }
+            }
+            for row in &rows {
+                let values = values(spec, out_types, partition, row)?;
+                out.push(RowKind::Insert, &row[..spec.forwarded], &values);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The argument of `call` in `row` as a one-element array (`None` without argument).
+fn arg_array(call: &OverCall, row: &[ScalarValue]) -> Result<Option<ArrayRef>, RuntimeError> {
+    match call.arg.and_then(|a| row.get(a)) {
+        Some(v) => Ok(Some(v.to_array()?)),
+        None => Ok(None),
+    }
+}
+
+/// Adds `row` to every call of `partition`.
+fn add(
+    spec: &OverSpec,
+    partition: &mut Partition,
+    row: &[ScalarValue],
+) -> Result<(), RuntimeError> {
+    let bounded = spec.frame.preceding.is_some();
+    for (call, state) in spec.calls.iter().zip(partition.calls.iter_mut()) {
+        let arg = call.arg.and_then(|a| row.get(a));
+        match state {
+            CallState::Aggregate(acc) => acc.update(arg_array(call, row)?.as_ref(), 0, true)?,
+            CallState::RowNumber(n) => *n += 1,
+            CallState::Value(v) if !bounded => {
+                if let Some(a) = arg.filter(|a| !a.is_null()) {
+                    let first = call.function == OverFunction::FirstValue;
+                    if !first || v.is_none() {
+                        *v = Some(a.clone());
+                    }
+                }
+            }
+            CallState::Value(_) => {}
+            CallState::Lag(history) => {
+                history.push_back(arg.cloned().unwrap_or(ScalarValue::Null));
+                while history.len() > call.offset + 1 {
+                    history.pop_front();
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Removes `row` (leaving a bounded frame) from the aggregates of `partition`.
+fn retract(
+    spec: &OverSpec,
+    partition: &mut Partition,
+    row: &[ScalarValue],
+) -> Result<(), RuntimeError> {
+    for (call, state) in spec.calls.iter().zip(partition.calls.iter_mut()) {
+        if let CallState::Aggregate(acc) = state {
+            acc.update(arg_array(call, row)?.as_ref(), 0, false)?;
+        }
+    }
+    Ok(())
+}
+
+/// The values of every call for `row`, the row just processed.
+fn values(
+    spec: &OverSpec,
+    out_types: &[DataType],
+    partition: &Partition,
+    row: &[ScalarValue],
+) -> Result<Vec<ScalarValue>, RuntimeError> {
+    let mut out = Vec::with_capacity(spec.calls.len());
+    for ((call, state), t) in spec.calls.iter().zip(&partition.calls).zip(out_types) {
+        let value = match state {
+            CallState::Aggregate(acc) => acc.value(t)?,
+            CallState::RowNumber(n) => ScalarValue::Int64(Some(*n)),
+            CallState::Value(v) if spec.frame.preceding.is_none() => {
+                v.clone().unwrap_or(ScalarValue::Null)
+            }
+            CallState::Value(_) => {
+                let non_null = |(_, r): &&(i64, Vec<ScalarValue>)| {
+                    call.arg
+                        .and_then(|a| r.get(a))
+                        .is_some_and(|v| !v.is_null())
+                };
+                let found = if call.function == OverFunction::FirstValue {
+                    partition.frame.iter().find(non_null)
+                } else {
+                    partition.frame.iter().rev().find(non_null)
+                };
+                found
+                    .and_then(|(_, r)| call.arg.and_then(|a| r.get(a)).cloned())
+                    .unwrap_or(ScalarValue::Null)
+            }
+            CallState::Lag(history) => {
+                if history.len() == call.offset + 1 {
+                    history.front().cloned().unwrap_or(ScalarValue::Null)
+                } else {
+                    call.default
+                        .and_then(|d| row.get(d).cloned())
+                        .unwrap_or(ScalarValue::Null)
+                }
+            }
+        };
+        out.push(if value.is_null() {
+            ScalarValue::try_from(t)?
+        } else {
+            value
+        });
+    }
+    Ok(out)
+}
+
+impl StreamOperator for OverAggregate {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        _out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let keys = self.partitions.keys(&batch.batch)?;
+        let Some(time) = batch.batch.columns().get(self.spec.time) else {
+            return Err(RuntimeError::new("OVER time column out of range"));
+        };
+        let times = millis(time)?;
+        let all: Vec<usize> = (0..self.width).collect();
+        for row in 0..batch.num_rows() {
+            if times.is_null(row) {
+                continue;
+            }
+            let ts = times.value(row);
+            let bounded = self.spec.frame.preceding.is_some();
+            if !bounded && ts <= self.watermark {
+                continue; // late
+            }
+            let key = keys.row(row).owned();
+            let values = key_values(&batch.batch, &all, row)?;
+            if self.partitions.get_mut(&key).is_none() {
+                let fresh = self.fresh();
+                self.partitions.get_or_insert_with(&key, || fresh);
+            }
+            let Some(partition) = self.partitions.get_mut(&key) else {
+                continue;
+            };
+            if bounded && ts <= partition.last_fired {
+                continue; // late
+            }
+            let waiting = partition.waiting.entry(ts).or_default();
+            if waiting.is_empty() {
+                self.timers.entry(ts).or_default().push(key);
+            }
+            waiting.push(values);
+        }
+        Ok(())
+    }
+
+    fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        self.watermark = watermark;
+        let mut rows = RowsOut::new(self.schema.fields().len());
+        while let Some(entry) = self.timers.first_entry() {
+            if *entry.key() > watermark {
+                break;
+            }
+            let ts = *entry.key();
+            for key in entry.remove() {
+                self.fire(&key, ts, &mut rows)?;
+            }
+        }
+        rows.emit(&self.schema, out)?;
+        out.push(Emit::Watermark(watermark));
+        Ok(())
+    }
+}

@@ -1,0 +1,482 @@
+//! Ranking operators: streaming Top-N, deduplication and window Top-N, with the changelogs
+//! Flink's `AppendOnlyTopNFunction`/`RetractableTopNFunction`, deduplicate functions and
+//! window rank processors emit.
+
+use std::collections::{BTreeMap, HashMap};
+
+use arrow::array::{Array, ArrayRef};
+use arrow::datatypes::{DataType, SchemaRef};
+use arrow::record_batch::RecordBatch;
+use arrow::row::{OwnedRow, RowConverter, SortField};
+use datafusion::common::ScalarValue;
+use riffle_connectors::{ChangeBatch, RowKind};
+use riffle_plan::rank::{RankSpec, RankStrategy};
+
+use super::aggregate::{key_columns, key_values, RowsOut};
+use super::keyed::KeyedState;
+use super::{millis, Emit, StreamOperator};
+use crate::task::RuntimeError;
+
+/// Builds the operator of a [`RankSpec`]; `append_only` tells whether its input only inserts.
+pub(super) fn create(
+    spec: &RankSpec,
+    input: &SchemaRef,
+    schema: SchemaRef,
+    append_only: bool,
+) -> Result<Box<dyn StreamOperator>, RuntimeError> {
+    let types: Vec<DataType> = input
+        .fields()
+        .iter()
+        .map(|f| f.data_type().clone())
+        .collect();
+    let width = input.fields().len();
+    Ok(match spec.strategy {
+        RankStrategy::TopN => Box::new(TopNRank {
+            spec: spec.clone(),
+            sort: SortKeys::new(spec, input)?,
+            partitions: KeyedState::new(&spec.partition, &types)?,
+            append_only,
+            width,
+            next_id: 0,
+            schema,
+        }),
+        RankStrategy::ProcTimeDedup { keep_last } => Box::new(ProcTimeDedup {
+            keep_last,
+            partitions: KeyedState::new(&spec.partition, &types)?,
+            width,
+            schema,
+        }),
+        RankStrategy::RowTimeDedup { keep_last, time } => Box::new(RowTimeDedup {
+            keep_last,
+            time,
+            partitions: KeyedState::new(&spec.partition, &types)?,
+            timers: BTreeMap::new(),
+            watermark: i64::MIN,
+            width,
+            schema,
+        }),
+        RankStrategy::Window {
+            window_end,
+            latest_first,
+        } => Box::new(WindowRank {
+            spec: spec.clone(),
+            sort: SortKeys::new(spec, input)?,
+            window_end,
+            latest_first,
+            partitions: KeyedState::new(&spec.partition, &types)?,
+            windows: BTreeMap::new(),
+            watermark: i64::MIN,
+            width,
+            schema,
+        }),
+    })
+}
+
+/// Encodes the sort keys of rows so that byte order is rank order.
+struct SortKeys {
+    columns: Vec<usize>,
+    converter: RowConverter,
+}
+
+impl SortKeys {
+    fn new(spec: &RankSpec, input: &SchemaRef) -> Result<Self, RuntimeError> {
+        let mut fields = Vec::new();
+        for key in &spec.order {
+            let Some(f) = input.fields().get(key.column) else {
+                return Err(RuntimeError::new("sort column out of range"));
+            };
+            fields.push(SortField::new_with_options(
+                f.data_type().clone(),
+                arrow::compute::SortOptions {
+                    descending: !key.ascending,
+                    nulls_first: key.nulls_first,
+                },
+            ));
+        }
+        let columns = spec.order.iter().map(|k| k.column).collect();
+        if fields.is_empty() {
+            // No ORDER BY: every row sorts equal (arrival order).
+            fields.push(SortField::new(DataType::Int8));
+        }
+        Ok(Self {
+            columns,
+            converter: RowConverter::new(fields)?,
+        })
+    }
+
+    fn encode(&self, batch: &RecordBatch) -> Result<arrow::row::Rows, RuntimeError> {
+        let columns: Vec<ArrayRef> = key_columns(batch, &self.columns);
+        Ok(self.converter.convert_columns(&columns)?)
+    }
+}
+
+/// A kept row: its sort key, an identity (to tell equal rows apart) and its values.
+#[derive(Clone)]
+struct Ranked {
+    sort: OwnedRow,
+    id: u64,
+    values: Vec<ScalarValue>,
+}
+
+/// Emits `values` with the rank number appended.
+fn push_ranked(out: &mut RowsOut, kind: RowKind, values: &[ScalarValue], rank: usize) {
+    out.push(kind, values, &[ScalarValue::Int64(Some(rank as i64))]);
+}
+
+/// Streaming Top-N per partition. Rows are kept sorted (ties in arrival order); after every
+/// change the kept ranks before and after are compared: with the rank number (or a range not
+/// starting at 1) each changed rank emits `-U`/`+U` (`+I` for a newly filled rank, `-D` for an
+/// emptied one), otherwise rows that left emit `-D` and rows that entered emit `+I`. On
+/// append-only input only the best `end` rows are kept; on updating input every row is (a
+/// retraction may bring a lower row back into range).
+struct TopNRank {
+    spec: RankSpec,
+    sort: SortKeys,
+    partitions: KeyedState<Vec<Ranked>>,
+    append_only: bool,
+    width: usize,
+    next_id: u64,
+    schema: SchemaRef,
+}
+
+impl TopNRank {
+    /// The kept ranks of `rows`.
+    fn window(&self, rows: &[Ranked]) -> Vec<Ranked> {
+        let from = self.spec.start.saturating_sub(1).min(rows.len());
+        let to = self.spec.end.min(rows.len());
+        rows[from..to].to_vec()
+    }
+
+    fn emit_changes(&self, before: &[Ranked], after: &[Ranked], out: &mut RowsOut) {
+        let start = self.spec.start;
+        if self.spec.output_rank || start > 1 {
+            for i in 0..before.len().max(after.len()) {
+                let rank = start + i;
+                match (before.get(i), after.get(i)) {
+                    (Some(b), Some(a)) if b.id != a.id => {
+                        push_ranked(out, RowKind::UpdateBefore, &b.values, rank);
+                        push_ranked(out, RowKind::UpdateAfter, &a.values, rank);
+                    }
+                    (None, Some(a)) => push_ranked(out, RowKind::Insert, &a.values, rank),
+                    (Some(b), None) => push_ranked(out, RowKind::Delete, &b.values, rank),
+                    _ => {}
+                }
+            }
+            return;
+        }
+        for (i, b) in before.iter().enumerate() {
+            if !after.iter().any(|a| a.id == b.id) {
+                push_ranked(out, RowKind::Delete, &b.values, start + i);
+            }
+        }
+        for (i, a) in after.iter().enumerate() {
+            if !before.iter().any(|b| b.id == a.id) {
+                push_ranked(out, RowKind::Insert, &a.values, start + i);
+            }
+        }
+    }
+}
+
+impl StreamOperator for TopNRank {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let keys = self.partitions.keys(&batch.batch)?;
+        let sorts = self.sort.encode(&batch.batch)?;
+        let all: Vec<usize> = (0..self.width).collect();
+        let mut emitted = RowsOut::new(self.schema.fields().len());
+        for row in 0..batch.num_rows() {
+            let key = keys.row(row).owned();
+            let sort = sorts.row(row);
+            let values = key_values(&batch.batch, &all, row)?;
+            let end = self.spec.end;
+            let append_only = self.append_only;
+            let Some(rows) = (if batch.kind(row).is_addition() {
+                Some(self.partitions.get_or_insert_with(&key, Vec::new))
+            } else {
+                self.partitions.get_mut(&key)
+            }) else {
+                continue; // retraction of an unknown partition
+            };
+            let before;
+            if batch.kind(row).is_addition() {
+                let position = rows.partition_point(|r| r.sort.row() <= sort);
+                if append_only && position >= end {
+                    continue; // cannot enter the top
+                }
+                before = rows.clone();
+                rows.insert(
+                    position,
+                    Ranked {
+                        sort: sort.owned(),
+                        id: self.next_id,
+                        values,
+                    },
+                );
+                self.next_id += 1;
+                if append_only {
+                    rows.truncate(end);
+                }
+            } else {
+                let from = rows.partition_point(|r| r.sort.row() < sort);
+                let to = rows.partition_point(|r| r.sort.row() <= sort);
+                let Some(found) = (from..to).find(|i| rows[*i].values == values) else {
+                    continue; // retraction of a row never kept
+                };
+                before = rows.clone();
+                rows.remove(found);
+            }
+            let after = rows.clone();
+            let empty = after.is_empty();
+            let (before, after) = (self.window(&before), self.window(&after));
+            self.emit_changes(&before, &after, &mut emitted);
+            if empty {
+                self.partitions.remove(&key);
+            }
+        }
+        emitted.emit(&self.schema, out)
+    }
+}
+
+/// Deduplication on processing time: the first row of each key (`+I`), or the last one
+/// (`+I`, then `-U` of the previous row and `+U` of the new one for every later row).
+struct ProcTimeDedup {
+    keep_last: bool,
+    partitions: KeyedState<Vec<ScalarValue>>,
+    width: usize,
+    schema: SchemaRef,
+}
+
+impl StreamOperator for ProcTimeDedup {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let keys = self.partitions.keys(&batch.batch)?;
+        let all: Vec<usize> = (0..self.width).collect();
+        let mut emitted = RowsOut::new(self.schema.fields().len());
+        for row in 0..batch.num_rows() {
+            let key = keys.row(row).owned();
+            let values = key_values(&batch.batch, &all, row)?;
+            match self.partitions.get_mut(&key) {
+                None => {
+                    push_ranked(&mut emitted, RowKind::Insert, &values, 1);
+                    self.partitions.get_or_insert_with(&key, || values);
+                }
+                Some(previous) if self.keep_last => {
+                    push_ranked(&mut emitted, RowKind::UpdateBefore, previous, 1);
+                    push_ranked(&mut emitted, RowKind::UpdateAfter, &values, 1);
+                    *previous = values;
+                }
+                Some(_) => {}
+            }
+        }
+        emitted.emit(&self.schema, out)
+    }
+}
+
+/// What event-time deduplication holds for one key.
+enum DedupState {
+    /// Keep-first: the earliest row so far, waiting for the watermark to pass its time.
+    Pending(i64, Vec<ScalarValue>),
+    /// Keep-first: the key's row was emitted; later rows are dropped.
+    Emitted,
+    /// Keep-last: the row emitted last, with its time.
+    Last(i64, Vec<ScalarValue>),
+}
+
+/// Deduplication on event time. Keep-last emits at once: a row at the same or a later time than
+/// the key's current row replaces it (`-U`/`+U`), an earlier one is dropped. Keep-first buffers
+/// the earliest row of each key until the watermark passes its time and emits it once (`+I`);
+/// rows at or below the watermark on arrival are late and dropped.
+struct RowTimeDedup {
+    keep_last: bool,
+    time: usize,
+    partitions: KeyedState<DedupState>,
+    /// Keep-first: keys waiting for the watermark, by time.
+    timers: BTreeMap<i64, Vec<OwnedRow>>,
+    watermark: i64,
+    width: usize,
+    schema: SchemaRef,
+}
+
+impl StreamOperator for RowTimeDedup {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let keys = self.partitions.keys(&batch.batch)?;
+        let Some(time) = batch.batch.columns().get(self.time) else {
+            return Err(RuntimeError::new("rowtime column out of range"));
+        };
+        let times = millis(time)?;
+        let all: Vec<usize> = (0..self.width).collect();
+        let mut emitted = RowsOut::new(self.schema.fields().len());
+        for row in 0..batch.num_rows() {
+            if times.is_null(row) {
+                continue;
+            }
+            let ts = times.value(row);
+            let key = keys.row(row).owned();
+            if self.keep_last {
+                let values = key_values(&batch.batch, &all, row)?;
+                match self.partitions.get_mut(&key) {
+                    Some(DedupState::Last(previous_ts, previous)) => {
+                        if ts >= *previous_ts {
+                            push_ranked(&mut emitted, RowKind::UpdateBefore, previous, 1);
+                            push_ranked(&mut emitted, RowKind::UpdateAfter, &values, 1);
+                            *previous_ts = ts;
+                            *previous = values;
+                        }
+                    }
+                    _ => {
+                        push_ranked(&mut emitted, RowKind::Insert, &values, 1);
+                        *self
+                            .partitions
+                            .get_or_insert_with(&key, || DedupState::Emitted) =
+                            DedupState::Last(ts, values);
+                    }
+                }
+                continue;
+            }
+            if ts <= self.watermark {
+                continue; // late
+            }
+            let replace = match self.partitions.get_mut(&key) {
+                None => true,
+                Some(DedupState::Pending(pending_ts, _)) => ts < *pending_ts,
+                Some(_) => false,
+            };
+            if replace {
+                let values = key_values(&batch.batch, &all, row)?;
+                let state = self
+                    .partitions
+                    .get_or_insert_with(&key, || DedupState::Emitted);
+                *state = DedupState::Pending(ts, values);
+                self.timers.entry(ts).or_default().push(key);
+            }
+        }
+        emitted.emit(&self.schema, out)
+    }
+
+    fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        self.watermark = watermark;
+        let mut emitted = RowsOut::new(self.schema.fields().len());
+        while let Some(entry) = self.timers.first_entry() {
+            if *entry.key() > watermark {
+                break;
+            }
+            let ts = *entry.key();
+            for key in entry.remove() {
+                if let Some(state) = self.partitions.get_mut(&key) {
+                    if matches!(state, DedupState::Pending(t, _) if *t == ts) {
+                        if let DedupState::Pending(_, values) =
+                            std::mem::replace(state, DedupState::Emitted)
+                        {
+                            push_ranked(&mut emitted, RowKind::Insert, &values, 1);
+                        }
+                    }
+                }
+            }
+        }
+        emitted.emit(&self.schema, out)?;
+        out.push(Emit::Watermark(watermark));
+        Ok(())
+    }
+}
+
+/// Window Top-N: per window and partition the best `end` rows are kept; when the watermark
+/// passes the window's end its ranks `start..=end` are emitted once (`+I`). Rows of windows
+/// that already fired are late and dropped.
+struct WindowRank {
+    spec: RankSpec,
+    sort: SortKeys,
+    window_end: usize,
+    latest_first: bool,
+    /// Encodes the partition keys (the windows hold the rows).
+    partitions: KeyedState<()>,
+    /// Per window end, per partition key: the kept rows.
+    windows: BTreeMap<i64, HashMap<OwnedRow, Vec<Ranked>>>,
+    watermark: i64,
+    width: usize,
+    schema: SchemaRef,
+}
+
+impl StreamOperator for WindowRank {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        _out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let keys = self.partitions.keys(&batch.batch)?;
+        let sorts = self.sort.encode(&batch.batch)?;
+        let Some(end_column) = batch.batch.columns().get(self.window_end) else {
+            return Err(RuntimeError::new("window_end column out of range"));
+        };
+        let ends = millis(end_column)?;
+        let all: Vec<usize> = (0..self.width).collect();
+        for row in 0..batch.num_rows() {
+            if ends.is_null(row) {
+                continue;
+            }
+            let end = ends.value(row);
+            if end.saturating_sub(1) <= self.watermark {
+                continue; // late: the window already fired
+            }
+            let sort = sorts.row(row);
+            let rows = self
+                .windows
+                .entry(end)
+                .or_default()
+                .entry(keys.row(row).owned())
+                .or_default();
+            // Ties rank in arrival order, or latest first for keep-last deduplication.
+            let position = if self.latest_first {
+                rows.partition_point(|r| r.sort.row() < sort)
+            } else {
+                rows.partition_point(|r| r.sort.row() <= sort)
+            };
+            if position >= self.spec.end {
+                continue;
+            }
+            let values = key_values(&batch.batch, &all, row)?;
+            rows.insert(
+                position,
+                Ranked {
+                    sort: sort.owned(),
+                    id: 0,
+                    values,
+                },
+            );
+            rows.truncate(self.spec.end);
+        }
+        Ok(())
+    }
+
+    fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        self.watermark = watermark;
+        let mut emitted = RowsOut::new(self.schema.fields().len());
+        while let Some(entry) = self.windows.first_entry() {
+            if entry.key().saturating_sub(1) > watermark {
+                break;
+            }
+            for rows in entry.remove().into_values() {
+                let skip = self.spec.start.saturating_sub(1);
+                for (i, r) in rows.iter().enumerate().skip(skip) {
+                    push_ranked(&mut emitted, RowKind::Insert, &r.values, i + 1);
+                }
+            }
+        }
+        emitted.emit(&self.schema, out)?;
+        out.push(Emit::Watermark(watermark));
+        Ok(())
+    }
+}
