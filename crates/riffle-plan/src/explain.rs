@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::graph::{JobGraph, Operator, OperatorKind, Partitioning};
+use crate::graph::{JobGraph, JoinSpec, Operator, OperatorKind, Partitioning};
 
 /// A one-line description of an operator (`Calc(filter=[...], select=[...])`).
 pub fn describe(op: &Operator) -> String {
@@ -81,6 +81,14 @@ pub fn describe(op: &Operator) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        OperatorKind::Join { spec } => format!("Join({})", describe_join(spec)),
+        OperatorKind::IntervalJoin {
+            spec, lower, upper, ..
+        } => format!(
+            "IntervalJoin({}, bounds=[{lower} ms, {upper} ms])",
+            describe_join(spec)
+        ),
+        OperatorKind::WindowJoin { spec, .. } => format!("WindowJoin({})", describe_join(spec)),
         OperatorKind::Union => "Union".to_string(),
         OperatorKind::Limit { offset, fetch } => match fetch {
             Some(f) => format!("Limit(offset=[{offset}], fetch=[{f}])"),
@@ -107,6 +115,29 @@ pub fn describe(op: &Operator) -> String {
             }
         }
     }
+}
+
+/// The join type, key columns (`$i` of each input) and residual condition of a join.
+fn describe_join(spec: &JoinSpec) -> String {
+    let keys: Vec<String> = spec
+        .left_keys
+        .iter()
+        .zip(&spec.right_keys)
+        .zip(&spec.null_safe)
+        .map(|((l, r), safe)| {
+            let op = if *safe { "<=>" } else { "=" };
+            format!("${l} {op} ${r}")
+        })
+        .collect();
+    let mut text = format!(
+        "joinType=[{:?}], keys=[{}]",
+        spec.join_type,
+        keys.join(", ")
+    );
+    if let Some(c) = &spec.condition {
+        let _ = write!(text, ", where=[{c}]");
+    }
+    text
 }
 
 /// Output column names at `indices` (the operator's own output names, which for the aggregates

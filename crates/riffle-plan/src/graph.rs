@@ -126,7 +126,7 @@ pub struct NamedExpr {
 }
 
 /// A connector instance: its identifier and `WITH` options.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConnectorSpec {
     /// Name of the table it was declared for.
     pub table: String,
@@ -134,6 +134,25 @@ pub struct ConnectorSpec {
     pub connector: String,
     /// All `WITH` options, keys as written.
     pub options: BTreeMap<String, String>,
+    /// The table's `METADATA` columns, which a source produces next to its physical columns
+    /// (the connector checks the keys; connectors without metadata reject them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metadata: Vec<MetadataColumn>,
+    /// The table's `PRIMARY KEY` columns (empty without one); sinks that support upserts key
+    /// their writes by them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub primary_key: Vec<String>,
+}
+
+/// A `name TYPE METADATA [FROM 'key'] [VIRTUAL]` column of a table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetadataColumn {
+    /// Column name.
+    pub column: String,
+    /// Metadata key (the column name when no `FROM` is given).
+    pub key: String,
+    /// `VIRTUAL`: read-only, not part of the sink's columns.
+    pub is_virtual: bool,
 }
 
 /// What an operator does.
@@ -227,6 +246,36 @@ pub enum OperatorKind {
         /// Aggregate calls.
         aggregates: Vec<AggregateCall>,
     },
+    /// Regular streaming join of input 0 (left) and input 1 (right) on equal keys, holding
+    /// every row of both sides (Flink's `StreamingJoinOperator`, and its semi/anti variant).
+    Join {
+        /// Join type, keys and residual condition.
+        spec: JoinSpec,
+    },
+    /// Interval join on rowtime: rows match when `left_time - right_time` lies within
+    /// `[lower, upper]`; rows are dropped once the watermark makes them unmatchable.
+    IntervalJoin {
+        /// Join type, keys and residual condition (which includes the time bounds).
+        spec: JoinSpec,
+        /// Index of the left rowtime column among the left columns.
+        left_time: usize,
+        /// Index of the right rowtime column among the right columns.
+        right_time: usize,
+        /// Smallest `left_time - right_time` that matches, in milliseconds.
+        lower: i64,
+        /// Largest `left_time - right_time` that matches, in milliseconds.
+        upper: i64,
+    },
+    /// Join of two window TVF outputs per window: each window's rows are joined once the
+    /// watermark passes its end; rows of windows that already fired are dropped.
+    WindowJoin {
+        /// Join type, keys (among them window_start and window_end) and residual condition.
+        spec: JoinSpec,
+        /// Index of `window_end` among the left columns.
+        left_window_end: usize,
+        /// Index of `window_end` among the right columns.
+        right_window_end: usize,
+    },
     /// Merges its inputs (UNION ALL); the watermark is the minimum over the inputs.
     Union,
     /// Writes to a connector (or, for a bare query, prints to stdout).
@@ -234,6 +283,76 @@ pub enum OperatorKind {
         /// The connector to write.
         connector: ConnectorSpec,
     },
+}
+
+/// Which rows a join emits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JoinType {
+    /// Matching pairs.
+    Inner,
+    /// Matching pairs, and left rows without a match padded with NULLs.
+    Left,
+    /// Matching pairs, and right rows without a match padded with NULLs.
+    Right,
+    /// Matching pairs, and rows of either side without a match padded with NULLs.
+    Full,
+    /// Left rows that have a match (`IN` / `EXISTS`); only left columns.
+    Semi,
+    /// Left rows that have no match (`NOT IN` / `NOT EXISTS`); only left columns.
+    Anti,
+}
+
+impl JoinType {
+    /// Rows of the left side without a match are emitted (padded).
+    pub fn left_outer(self) -> bool {
+        matches!(self, JoinType::Left | JoinType::Full)
+    }
+
+    /// Rows of the right side without a match are emitted (padded).
+    pub fn right_outer(self) -> bool {
+        matches!(self, JoinType::Right | JoinType::Full)
+    }
+
+    /// Only the left columns are emitted (semi and anti joins).
+    pub fn left_only(self) -> bool {
+        matches!(self, JoinType::Semi | JoinType::Anti)
+    }
+}
+
+/// What every join operator needs: its type, the equal keys and the rest of the condition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JoinSpec {
+    /// Join type.
+    pub join_type: JoinType,
+    /// Key columns of the left input.
+    pub left_keys: Vec<usize>,
+    /// Key columns of the right input (same length and types as `left_keys`).
+    pub right_keys: Vec<usize>,
+    /// Per key: NULL equals NULL (`IS NOT DISTINCT FROM`); otherwise a NULL key never matches.
+    pub null_safe: Vec<bool>,
+    /// SQL text of the residual condition over the columns of [`join_fields`] (left columns,
+    /// then right columns).
+    pub condition: Option<String>,
+}
+
+/// The columns a join condition sees and a (non semi/anti) join emits: the left columns, then
+/// the right columns, names made unique by suffixing right names that clash (`id`, `id0`).
+pub fn join_fields(left: &[Field], right: &[Field]) -> Vec<Field> {
+    let mut names: std::collections::HashSet<String> =
+        left.iter().map(|f| f.name.clone()).collect();
+    let mut out = left.to_vec();
+    for f in right {
+        let mut name = f.name.clone();
+        let mut n = 0;
+        while names.contains(&name) {
+            name = format!("{}{n}", f.name);
+            n += 1;
+        }
+        names.insert(name.clone());
+        out.push(Field { name, ..f.clone() });
+    }
+    out
 }
 
 /// A window table-valued function with its parameters in milliseconds.

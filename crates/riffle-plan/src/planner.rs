@@ -41,6 +41,8 @@ use crate::session::{quote_ident, FlinkSession};
 use crate::types::{arrow_type, flink_type};
 use crate::window::{WindowTvfNode, WINDOW_COLUMNS};
 
+mod join;
+
 mod over_plan;
 mod rank_plan;
 
@@ -245,9 +247,8 @@ impl Planner {
             StatementKind::Query(query) => {
                 let plan = self.plan_query(query, span)?;
                 let connector = ConnectorSpec {
-                    table: String::new(),
                     connector: COLLECT_CONNECTOR.to_string(),
-                    options: BTreeMap::new(),
+                    ..ConnectorSpec::default()
                 };
                 self.sinks.push(PendingSink {
                     plan,
@@ -314,6 +315,7 @@ impl Planner {
             }
             None => None,
         };
+        let mut metadata = Vec::new();
         for column in &create.columns {
             match &column.kind {
                 ColumnKind::Physical { data_type, .. } => {
@@ -336,8 +338,28 @@ impl Planner {
                     computed: Some(expr.clone()),
                     rowtime: false,
                 }),
-                ColumnKind::Metadata { .. } => {
-                    return Err(unsupported("METADATA columns", column.span))
+                ColumnKind::Metadata {
+                    data_type,
+                    key,
+                    is_virtual,
+                } => {
+                    // Produced by the source next to the physical columns; the connector checks
+                    // the key when it is opened.
+                    let arrow = arrow_type(data_type)
+                        .map_err(|t| unsupported(format!("type {t}"), column.span))?;
+                    metadata.push(crate::graph::MetadataColumn {
+                        column: column.name.value.clone(),
+                        key: key.clone().unwrap_or_else(|| column.name.value.clone()),
+                        is_virtual: *is_virtual,
+                    });
+                    columns.push(TableColumn {
+                        name: column.name.value.clone(),
+                        flink: data_type.to_string(),
+                        arrow,
+                        nullable: data_type.nullable,
+                        computed: None,
+                        rowtime: false,
+                    });
                 }
                 ColumnKind::Header { .. } => {
                     return Err(unsupported("header columns", column.span))
@@ -399,7 +421,12 @@ impl Planner {
             .iter()
             .map(|o| (o.key.clone(), o.value.clone()))
             .collect();
-        let Some(connector) = options.get("connector").cloned() else {
+        // rsqlDB tables name their connector with `type` (the connector normalises the rest).
+        let Some(connector) = options
+            .get("connector")
+            .or_else(|| options.get("type").filter(|t| *t == "rocketmq"))
+            .cloned()
+        else {
             return Err(unsupported(
                 "tables without a 'connector' option",
                 create.name_span,
@@ -413,6 +440,12 @@ impl Planner {
                 table: name.clone(),
                 connector,
                 options,
+                metadata,
+                primary_key: create
+                    .primary_key
+                    .iter()
+                    .flat_map(|pk| pk.columns.iter().map(|c| c.value.clone()))
+                    .collect(),
             },
             span,
         };
@@ -450,7 +483,18 @@ impl Planner {
         if !insert.partition.is_empty() {
             return Err(unsupported("INSERT with a static PARTITION", insert.span));
         }
-        let target: Vec<TableColumn> = table.physical().cloned().collect();
+        // VIRTUAL metadata columns are read-only: not part of what an INSERT writes.
+        let target: Vec<TableColumn> = table
+            .physical()
+            .filter(|c| {
+                !table
+                    .connector
+                    .metadata
+                    .iter()
+                    .any(|m| m.is_virtual && m.column == c.name)
+            })
+            .cloned()
+            .collect();
         let mut plan = self.plan_query(&insert.query, insert.span)?;
         if !insert.columns.is_empty() {
             plan =
@@ -1197,6 +1241,7 @@ impl RelationPlanner for FlinkRelations {
                 ref name,
                 ref alias,
                 args: None,
+                version: None,
                 ..
             } if self.catalog.views.contains_key(&name.to_string()) => {
                 let plan = self.relation(name)?;
@@ -1312,14 +1357,17 @@ impl GraphBuilder<'_> {
 
     fn sink(&mut self, sink: &PendingSink) -> PlanResult<()> {
         self.rank_usage = rank_plan::RankUsage::of(&sink.plan);
-        let mut node = self.translate(&sink.plan)?;
+        let plan = join::prepare(sink.plan.clone()).map_err(|e| df_error(e, sink.span))?;
+        let mut node = self.translate(&plan)?;
         if let Some(target) = &sink.target {
             node = self.cast_to_target(node, target)?;
         }
+        // rocketmq writes an upsert changelog keyed by the table's primary key.
         let accepts_updates = matches!(
             sink.connector.connector.as_str(),
             "print" | "blackhole" | COLLECT_CONNECTOR
-        );
+        ) || (sink.connector.connector == "rocketmq"
+            && !sink.connector.primary_key.is_empty());
         if node.changelog != ChangelogMode::InsertOnly && !accepts_updates {
             return Err(plan_error(
                 format!(
@@ -1532,6 +1580,16 @@ impl GraphBuilder<'_> {
                         }
                         let mut schema = input.fields.clone();
                         let time_field = &input.fields[tvf.time_column];
+                        if !time_field.rowtime {
+                            // E.g. the output of a regular join, which holds no time attribute.
+                            return Err(plan_error(
+                                format!(
+                                    "The window function requires the timecol is a time attribute type, but is {}.",
+                                    time_field.data_type
+                                ),
+                                self.span,
+                            ));
+                        }
                         let ltz = time_field.arrow_type.contains("UTC");
                         schema.push(Field::from_arrow(
                             WINDOW_COLUMNS[0],
@@ -1570,7 +1628,7 @@ impl GraphBuilder<'_> {
                 self.top_n(sort, 0, sort.fetch.unwrap_or(0))
             }
             LogicalPlan::Sort(_) => Err(unsupported("ORDER BY (streaming sort)", self.span)),
-            LogicalPlan::Join(_) => Err(unsupported("joins", self.span)),
+            LogicalPlan::Join(join) => self.join(join),
             LogicalPlan::Window(w) => self.over(w),
             LogicalPlan::Distinct(datafusion::logical_expr::Distinct::All(input)) => {
                 // SELECT DISTINCT is a grouping on every column without aggregates.

@@ -1,9 +1,12 @@
 //! The stream operators: what one subtask does with its input.
 
 mod aggregate;
+mod interval_join;
+mod join;
 mod keyed;
 mod over;
 mod rank;
+mod window_join;
 
 use std::sync::Arc;
 
@@ -146,6 +149,9 @@ pub fn create(
         OperatorKind::GroupAggregate { keys, aggregates } => Box::new(
             aggregate::GroupAggregate::new(keys, aggregates, &input, schema)?,
         ),
+        OperatorKind::Join { .. }
+        | OperatorKind::IntervalJoin { .. }
+        | OperatorKind::WindowJoin { .. } => create_join(op, inputs, session, schema)?,
         OperatorKind::OverAggregate(spec) => {
             Box::new(over::OverAggregate::new(spec, &input, schema)?)
         }
@@ -171,6 +177,75 @@ pub fn create(
                 op.id
             )))
         }
+    })
+}
+
+/// Builds a join operator: its condition is compiled over the left then the right columns.
+fn create_join(
+    op: &Operator,
+    inputs: &[&Operator],
+    session: &FlinkSession,
+    schema: SchemaRef,
+) -> Result<Box<dyn StreamOperator>, RuntimeError> {
+    let [left, right] = inputs else {
+        return Err(RuntimeError::new(format!(
+            "join operator {} needs two inputs",
+            op.id
+        )));
+    };
+    let combined = runtime_schema(&riffle_plan::join_fields(&left.schema, &right.schema))?;
+    let sides = [
+        runtime_schema(&left.schema)?,
+        runtime_schema(&right.schema)?,
+    ];
+    let spec = match &op.kind {
+        OperatorKind::Join { spec }
+        | OperatorKind::IntervalJoin { spec, .. }
+        | OperatorKind::WindowJoin { spec, .. } => spec,
+        _ => return Err(RuntimeError::new("not a join operator")),
+    };
+    let condition = spec
+        .condition
+        .as_deref()
+        .map(|sql| {
+            session
+                .physical_expr(sql, &combined)
+                .map_err(|e| RuntimeError::new(format!("cannot compile `{sql}`: {e}")))
+        })
+        .transpose()?;
+    let inputs = [&sides[0], &sides[1]];
+    Ok(match &op.kind {
+        OperatorKind::IntervalJoin {
+            left_time,
+            right_time,
+            lower,
+            upper,
+            ..
+        } => Box::new(interval_join::IntervalJoin::new(
+            spec,
+            interval_join::IntervalBounds {
+                times: [*left_time, *right_time],
+                lower: *lower,
+                upper: *upper,
+            },
+            condition,
+            inputs,
+            combined,
+            schema,
+        )?),
+        OperatorKind::WindowJoin {
+            left_window_end,
+            right_window_end,
+            ..
+        } => Box::new(window_join::WindowJoin::new(
+            spec,
+            [*left_window_end, *right_window_end],
+            condition,
+            inputs,
+            combined,
+            schema,
+        )?),
+        _ => Box::new(join::Join::new(spec, condition, inputs, combined, schema)?),
     })
 }
 

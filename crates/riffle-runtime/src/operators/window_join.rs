@@ -1,0 +1,155 @@
+//! Window join (Flink's `WindowJoinOperator`): rows of two window TVF outputs are buffered per
+//! window and join key; when the watermark reaches `window_end - 1` the window's rows are
+//! joined (inner, outer, semi or anti) and dropped. Rows of windows that already fired are late
+//! and dropped.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use arrow::array::Array;
+use arrow::datatypes::SchemaRef;
+use datafusion::common::ScalarValue;
+use datafusion::physical_expr::PhysicalExpr;
+use riffle_connectors::{ChangeBatch, RowKind};
+use riffle_plan::{JoinSpec, JoinType};
+
+use super::aggregate::RowsOut;
+use super::join::{nulls, row_values, JoinKeys, PairCondition};
+use super::{millis, Emit, StreamOperator};
+use crate::task::RuntimeError;
+
+/// The buffered rows of one window and key: per side, the rows and whether their key can match.
+type Buffered = [Vec<(Vec<ScalarValue>, bool)>; 2];
+
+/// Window join operator.
+pub struct WindowJoin {
+    join_type: JoinType,
+    keys: [JoinKeys; 2],
+    condition: PairCondition,
+    /// `window_end` column of each input.
+    window_end: [usize; 2],
+    windows: BTreeMap<i64, HashMap<Box<[u8]>, Buffered>>,
+    watermark: i64,
+    padding: [Vec<ScalarValue>; 2],
+    schema: SchemaRef,
+}
+
+impl WindowJoin {
+    /// Builds the operator; `combined` is the schema of the condition (left then right).
+    pub fn new(
+        spec: &JoinSpec,
+        window_end: [usize; 2],
+        condition: Option<Arc<dyn PhysicalExpr>>,
+        inputs: [&SchemaRef; 2],
+        combined: SchemaRef,
+        schema: SchemaRef,
+    ) -> Result<Self, RuntimeError> {
+        Ok(Self {
+            join_type: spec.join_type,
+            keys: [
+                JoinKeys::new(&spec.left_keys, &spec.null_safe, inputs[0])?,
+                JoinKeys::new(&spec.right_keys, &spec.null_safe, inputs[1])?,
+            ],
+            condition: PairCondition::new(condition, combined),
+            window_end,
+            windows: BTreeMap::new(),
+            watermark: i64::MIN,
+            padding: [nulls(inputs[0])?, nulls(inputs[1])?],
+            schema,
+        })
+    }
+
+    /// Joins the rows of one window and key.
+    fn join(&self, rows: &Buffered, out: &mut RowsOut) -> Result<(), RuntimeError> {
+        let [lefts, rights] = rows;
+        let mut right_matched = vec![false; rights.len()];
+        let matchable_rights: Vec<usize> = (0..rights.len()).filter(|i| rights[*i].1).collect();
+        for (left, left_matchable) in lefts {
+            let passes = if *left_matchable {
+                self.condition.test(
+                    left,
+                    true,
+                    matchable_rights.iter().map(|i| rights[*i].0.as_slice()),
+                )?
+            } else {
+                Vec::new()
+            };
+            let mut matched = false;
+            for (i, pass) in matchable_rights.iter().zip(passes) {
+                if !pass {
+                    continue;
+                }
+                matched = true;
+                right_matched[*i] = true;
+                if !self.join_type.left_only() {
+                    out.push(RowKind::Insert, left, &rights[*i].0);
+                }
+            }
+            match self.join_type {
+                JoinType::Semi if matched => out.push(RowKind::Insert, left, &[]),
+                JoinType::Anti if !matched => out.push(RowKind::Insert, left, &[]),
+                JoinType::Left | JoinType::Full if !matched => {
+                    out.push(RowKind::Insert, left, &self.padding[1])
+                }
+                _ => {}
+            }
+        }
+        if self.join_type.right_outer() {
+            for ((right, _), matched) in rights.iter().zip(right_matched) {
+                if !matched {
+                    out.push(RowKind::Insert, &self.padding[0], right);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl StreamOperator for WindowJoin {
+    fn process(
+        &mut self,
+        input: usize,
+        batch: ChangeBatch,
+        _out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let side = input.min(1);
+        let keys = self.keys[side].keys(&batch.batch)?;
+        let Some(end_column) = batch.batch.columns().get(self.window_end[side]) else {
+            return Err(RuntimeError::new("window_end column out of range"));
+        };
+        let ends = millis(end_column)?;
+        for (row, key) in keys.into_iter().enumerate() {
+            if ends.is_null(row) {
+                continue;
+            }
+            let end = ends.value(row);
+            if end.saturating_sub(1) <= self.watermark {
+                continue; // late: the window already fired
+            }
+            let values = row_values(&batch.batch, row)?;
+            self.windows
+                .entry(end)
+                .or_default()
+                .entry(key.bytes)
+                .or_default()[side]
+                .push((values, key.matchable));
+        }
+        Ok(())
+    }
+
+    fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        self.watermark = watermark;
+        let mut rows = RowsOut::new(self.schema.fields().len());
+        while let Some(entry) = self.windows.first_entry() {
+            if entry.key().saturating_sub(1) > watermark {
+                break;
+            }
+            for buffered in entry.remove().values() {
+                self.join(buffered, &mut rows)?;
+            }
+        }
+        rows.emit(&self.schema, out)?;
+        out.push(Emit::Watermark(watermark));
+        Ok(())
+    }
+}
