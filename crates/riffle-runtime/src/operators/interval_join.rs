@@ -295,3 +295,65 @@ impl StreamOperator for IntervalJoin {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use riffle_connectors::RowKind::Insert;
+    use riffle_plan::JoinType;
+
+    use super::super::join::tests::{batch, combined, lines, side_schema, spec};
+    use super::*;
+
+    /// `l.ts - r.ts` within [-10, 0]: a right row matches left rows up to 10 ms older.
+    fn interval(join_type: JoinType) -> IntervalJoin {
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        let bounds = IntervalBounds {
+            times: [2, 2],
+            lower: -10,
+            upper: 0,
+        };
+        IntervalJoin::new(
+            &spec(join_type),
+            bounds,
+            None,
+            [&l, &r],
+            combined(),
+            combined(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn rows_within_the_bounds_match_and_unmatched_outer_rows_come_out_on_the_watermark() {
+        let mut op = interval(JoinType::Left);
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        let mut out = Vec::new();
+        op.process(
+            0,
+            batch(
+                &l,
+                &[(Insert, Some(1), "a", 100), (Insert, Some(2), "b", 100)],
+            ),
+            &mut out,
+        )
+        .unwrap();
+        op.process(
+            1,
+            batch(
+                &r,
+                &[(Insert, Some(1), "x", 110), (Insert, Some(1), "y", 111)],
+            ),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(lines(&out), ["+I[1, a, 100, 1, x, 110]"]);
+        out.clear();
+        // Left row 2 can match right rows up to time 110; its cleanup timer is at
+        // 100 + 10 + 5 + 1 = 116.
+        op.watermark(115, &mut out).unwrap();
+        assert_eq!(lines(&out), ["WM 105"]);
+        out.clear();
+        op.watermark(116, &mut out).unwrap();
+        assert_eq!(lines(&out), ["+I[2, b, 100, null, null, null]", "WM 106"]);
+    }
+}

@@ -481,3 +481,201 @@ impl StreamOperator for Join {
         emitted.emit(&self.schema, out)
     }
 }
+
+#[cfg(test)]
+pub(super) mod tests {
+    use arrow::array::{Int32Array, StringArray, TimestampMillisecondArray};
+    use arrow::datatypes::{Field, Schema, TimeUnit};
+
+    use super::*;
+
+    /// Schema `(k INT, v STRING, ts TIMESTAMP(3))` with the given column names.
+    pub(crate) fn side_schema(prefix: &str) -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            Field::new(format!("{prefix}k"), DataType::Int32, true),
+            Field::new(format!("{prefix}v"), DataType::Utf8, true),
+            Field::new(
+                format!("{prefix}ts"),
+                DataType::Timestamp(TimeUnit::Millisecond, None),
+                true,
+            ),
+        ]))
+    }
+
+    /// The left then the right columns.
+    pub(crate) fn combined() -> SchemaRef {
+        let mut fields: Vec<Field> = Vec::new();
+        for s in [side_schema("l"), side_schema("r")] {
+            fields.extend(s.fields().iter().map(|f| f.as_ref().clone()));
+        }
+        Arc::new(Schema::new(fields))
+    }
+
+    /// One batch of rows `(kind, k, v, ts)` of a side.
+    pub(crate) fn batch(
+        schema: &SchemaRef,
+        rows: &[(RowKind, Option<i32>, &str, i64)],
+    ) -> ChangeBatch {
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int32Array::from(
+                rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+            )),
+            Arc::new(StringArray::from(
+                rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+            )),
+            Arc::new(TimestampMillisecondArray::from(
+                rows.iter().map(|r| r.3).collect::<Vec<_>>(),
+            )),
+        ];
+        let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+        ChangeBatch {
+            batch,
+            kinds: Some(rows.iter().map(|r| r.0).collect()),
+        }
+    }
+
+    /// The emitted rows as `+I[1, a, ...]` lines (watermarks as `WM n`).
+    pub(crate) fn lines(out: &[Emit]) -> Vec<String> {
+        let mut lines = Vec::new();
+        for e in out {
+            match e {
+                Emit::Watermark(w) => lines.push(format!("WM {w}")),
+                Emit::Data(b) => {
+                    for row in 0..b.num_rows() {
+                        let values: Vec<String> = b
+                            .batch
+                            .columns()
+                            .iter()
+                            .map(|c| {
+                                let v = ScalarValue::try_from_array(c.as_ref(), row).unwrap();
+                                if v.is_null() {
+                                    "null".to_string()
+                                } else {
+                                    v.to_string()
+                                }
+                            })
+                            .collect();
+                        lines.push(format!("{}[{}]", b.kind(row).short(), values.join(", ")));
+                    }
+                }
+            }
+        }
+        lines
+    }
+
+    pub(crate) fn spec(join_type: JoinType) -> JoinSpec {
+        JoinSpec {
+            join_type,
+            left_keys: vec![0],
+            right_keys: vec![0],
+            null_safe: vec![false],
+            condition: None,
+        }
+    }
+
+    fn join(join_type: JoinType) -> Join {
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        let out = if join_type.left_only() {
+            l.clone()
+        } else {
+            combined()
+        };
+        Join::new(&spec(join_type), None, [&l, &r], combined(), out).unwrap()
+    }
+
+    fn feed(op: &mut Join, side: usize, rows: &[(RowKind, Option<i32>, &str, i64)]) -> Vec<String> {
+        let schema = side_schema(if side == 0 { "l" } else { "r" });
+        let mut out = Vec::new();
+        op.process(side, batch(&schema, rows), &mut out).unwrap();
+        lines(&out)
+    }
+
+    use RowKind::{Delete, Insert, UpdateAfter, UpdateBefore};
+
+    #[test]
+    fn left_join_pads_then_retracts_the_padding_and_restores_it() {
+        let mut op = join(JoinType::Left);
+        assert_eq!(
+            feed(&mut op, 0, &[(Insert, Some(1), "a", 0)]),
+            ["+I[1, a, 0, null, null, null]"]
+        );
+        assert_eq!(
+            feed(&mut op, 1, &[(Insert, Some(1), "x", 0)]),
+            ["-D[1, a, 0, null, null, null]", "+I[1, a, 0, 1, x, 0]"]
+        );
+        assert_eq!(
+            feed(&mut op, 1, &[(Delete, Some(1), "x", 0)]),
+            ["-D[1, a, 0, 1, x, 0]", "+I[1, a, 0, null, null, null]"]
+        );
+        // A NULL key matches nothing, even another NULL key.
+        feed(&mut op, 1, &[(Insert, None, "n", 0)]);
+        assert_eq!(
+            feed(&mut op, 0, &[(Insert, None, "b", 0)]),
+            ["+I[null, b, 0, null, null, null]"]
+        );
+    }
+
+    #[test]
+    fn inner_join_forwards_update_kinds_and_multiplies_duplicates() {
+        let mut op = join(JoinType::Inner);
+        feed(
+            &mut op,
+            0,
+            &[(Insert, Some(1), "a", 0), (Insert, Some(1), "a", 0)],
+        );
+        let out = feed(
+            &mut op,
+            1,
+            &[
+                (UpdateBefore, Some(1), "x", 0),
+                (UpdateAfter, Some(1), "y", 0),
+            ],
+        );
+        // Flink retracts the pairs of a retraction even if the retracted row was never held.
+        assert_eq!(
+            out,
+            [
+                "-U[1, a, 0, 1, x, 0]",
+                "-U[1, a, 0, 1, x, 0]",
+                "+U[1, a, 0, 1, y, 0]",
+                "+U[1, a, 0, 1, y, 0]"
+            ]
+        );
+        let out = feed(&mut op, 1, &[(UpdateBefore, Some(1), "y", 0)]);
+        assert_eq!(out.len(), 2);
+        assert!(out.iter().all(|l| l.starts_with("-U[1, a")));
+    }
+
+    #[test]
+    fn anti_join_retracts_left_rows_when_a_match_arrives_and_restores_them() {
+        let mut op = join(JoinType::Anti);
+        assert_eq!(
+            feed(&mut op, 0, &[(Insert, Some(1), "a", 0)]),
+            ["+I[1, a, 0]"]
+        );
+        assert_eq!(
+            feed(&mut op, 1, &[(Insert, Some(1), "x", 0)]),
+            ["-D[1, a, 0]"]
+        );
+        assert!(feed(&mut op, 1, &[(Insert, Some(1), "y", 0)]).is_empty());
+        assert!(feed(&mut op, 1, &[(Delete, Some(1), "x", 0)]).is_empty());
+        assert_eq!(
+            feed(&mut op, 1, &[(Delete, Some(1), "y", 0)]),
+            ["+I[1, a, 0]"]
+        );
+    }
+
+    #[test]
+    fn semi_join_emits_a_left_row_once_on_its_first_match() {
+        let mut op = join(JoinType::Semi);
+        assert!(feed(&mut op, 0, &[(Insert, Some(1), "a", 0)]).is_empty());
+        assert_eq!(
+            feed(
+                &mut op,
+                1,
+                &[(Insert, Some(1), "x", 0), (Insert, Some(1), "y", 0)]
+            ),
+            ["+I[1, a, 0]"]
+        );
+    }
+}

@@ -153,3 +153,63 @@ impl StreamOperator for WindowJoin {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use riffle_connectors::RowKind::Insert;
+
+    use super::super::join::tests::{batch, combined, lines, side_schema, spec};
+    use super::*;
+
+    #[test]
+    fn windows_join_when_the_watermark_passes_their_end_and_late_rows_are_dropped() {
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        // The `ts` column plays window_end.
+        let mut op = WindowJoin::new(
+            &spec(JoinType::Full),
+            [2, 2],
+            None,
+            [&l, &r],
+            combined(),
+            combined(),
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        op.process(
+            0,
+            batch(
+                &l,
+                &[(Insert, Some(1), "a", 10), (Insert, Some(2), "b", 10)],
+            ),
+            &mut out,
+        )
+        .unwrap();
+        op.process(
+            1,
+            batch(
+                &r,
+                &[(Insert, Some(1), "x", 10), (Insert, Some(3), "y", 10)],
+            ),
+            &mut out,
+        )
+        .unwrap();
+        assert!(out.is_empty());
+        op.watermark(9, &mut out).unwrap();
+        let mut got = lines(&out);
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                "+I[1, a, 10, 1, x, 10]",
+                "+I[2, b, 10, null, null, null]",
+                "+I[null, null, null, 3, y, 10]",
+                "WM 9"
+            ]
+        );
+        out.clear();
+        op.process(0, batch(&l, &[(Insert, Some(1), "late", 10)]), &mut out)
+            .unwrap();
+        op.watermark(20, &mut out).unwrap();
+        assert_eq!(lines(&out), ["WM 20"]);
+    }
+}
