@@ -5,16 +5,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::graph::AggregateFunction;
 
-/// An OVER aggregation on event time (Flink's `RowTime{Rows,Range}{Bounded,Unbounded}Preceding`
-/// functions): rows are buffered per partition until the watermark passes their time, then
-/// processed in time order; every row is emitted once with the values of its frame. Rows at
-/// or below the watermark on arrival are late and dropped.
+/// An OVER aggregation (Flink's `{RowTime,ProcTime}{Rows,Range}{Bounded,Unbounded}Preceding`
+/// functions): on event time rows are buffered per partition until the watermark passes their
+/// time, then processed in time order (late rows are dropped); on processing time each row is
+/// processed as it arrives. Every row is emitted once with the values of its frame.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OverSpec {
     /// Partition key columns (`PARTITION BY`).
     pub partition: Vec<usize>,
-    /// The rowtime column the window is ordered by.
-    pub time: usize,
+    /// The rowtime column the window is ordered by; `None` for processing time (every row is
+    /// processed as it arrives).
+    pub time: Option<usize>,
     /// The frame.
     pub frame: OverFrame,
     /// The first `forwarded` input columns are emitted as they are, followed by one column per
@@ -92,10 +93,10 @@ pub(crate) fn describe(op: &crate::graph::Operator, spec: &OverSpec) -> String {
             format!("{f} AS {}", c.name)
         })
         .collect();
+    let order = spec.time.map_or_else(|| "PROCTIME".to_string(), name);
     format!(
-        "OverAggregate(partitionBy=[{}], orderBy=[{} ASC], frame=[{frame}], select=[{}])",
+        "OverAggregate(partitionBy=[{}], orderBy=[{order} ASC], frame=[{frame}], select=[{}])",
         partition.join(", "),
-        name(spec.time),
         calls.join(", ")
     )
 }

@@ -87,17 +87,24 @@ impl GraphBuilder<'_> {
                 span,
             ));
         }
-        let bounded = frame_params.is_some_and(|p| {
-            !matches!(&p.window_frame.start_bound, WindowFrameBound::Preceding(v) if v.is_null())
-        });
-        let time = self.over_order(window, shape, &input, bounded)?;
-        let frame = match frame_params {
+        let mut frame = match frame_params {
             Some(p) => frame_of(&p.window_frame, span)?,
             None => OverFrame {
                 rows: true,
                 preceding: None,
             },
         };
+        let time = self.over_order(window, shape, &input, frame)?;
+        if time.is_none() {
+            if !frame.rows && frame.preceding.is_some() {
+                return Err(unsupported(
+                    "bounded RANGE OVER windows on processing time",
+                    span,
+                ));
+            }
+            // On processing time rows arrive one by one: an unbounded RANGE frame is a ROWS one.
+            frame.rows = true;
+        }
         let in_schema = window.input.schema();
         let mut partition = Vec::new();
         for e in &shape.partition_by {
@@ -212,14 +219,15 @@ impl GraphBuilder<'_> {
         ))
     }
 
-    /// The rowtime column a window is ordered by, or Flink's rejection of its ordering.
+    /// The time attribute a window is ordered by (`None`: processing time), or Flink's rejection
+    /// of its ordering.
     fn over_order(
         &self,
         window: &datafusion::logical_expr::Window,
         params: &WindowFunctionParams,
         input: &Node,
-        bounded: bool,
-    ) -> PlanResult<usize> {
+        frame: OverFrame,
+    ) -> PlanResult<Option<usize>> {
         let span = self.span;
         let [key] = params.order_by.as_slice() else {
             return Err(if params.order_by.is_empty() {
@@ -240,11 +248,9 @@ impl GraphBuilder<'_> {
             .index_of_column(c)
             .map_err(|e| df_error(e, span))?;
         let rowtime = input.fields.get(idx).is_some_and(|f| f.rowtime);
-        if !rowtime {
-            if super::rank_plan::is_proctime(self.catalog, &window.input, idx) {
-                return Err(unsupported("OVER windows ordered by processing time", span));
-            }
-            if bounded {
+        let proctime = !rowtime && super::rank_plan::is_proctime(self.catalog, &window.input, idx);
+        if !rowtime && !proctime {
+            if frame.preceding.is_some() {
                 return Err(plan_error(
                     "Non-time attribute sort is not supported for bounded OVER window.",
                     span,
@@ -261,7 +267,7 @@ impl GraphBuilder<'_> {
                 span,
             ));
         }
-        Ok(idx)
+        Ok(rowtime.then_some(idx))
     }
 }
 

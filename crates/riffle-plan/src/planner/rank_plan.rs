@@ -1,7 +1,7 @@
 //! Planning of `ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..)` filtered by a rank range into
 //! [`RankSpec`] operators, choosing Flink's strategy: window Top-N when the partition holds a
-//! window's start and end, deduplication when the first row by a time attribute is kept without
-//! its rank number, Top-N otherwise.
+//! window's start and end, deduplication when only the first row by a single time attribute is
+//! kept (with or without its rank number, always 1), Top-N otherwise.
 
 use std::collections::{BTreeSet, HashSet};
 
@@ -124,13 +124,13 @@ impl GraphBuilder<'_> {
                 latest_first: first_only
                     && key.is_some_and(|(k, rowtime, _)| rowtime && !k.ascending),
             },
-            (None, Some((key, true, _))) if first_only && !output_rank && insert_only => {
+            (None, Some((key, true, _))) if first_only && insert_only => {
                 RankStrategy::RowTimeDedup {
                     keep_last: !key.ascending,
                     time: key.column,
                 }
             }
-            (None, Some((key, _, true))) if first_only && !output_rank && insert_only => {
+            (None, Some((key, _, true))) if first_only && insert_only => {
                 RankStrategy::ProcTimeDedup {
                     keep_last: !key.ascending,
                 }

@@ -1,5 +1,6 @@
-//! OVER aggregation on event time, as Flink's `RowTime{Rows,Range}{Bounded,Unbounded}Preceding`
-//! functions: rows wait per partition until the watermark passes their time and are then
+//! OVER aggregation, as Flink's `{RowTime,ProcTime}{Rows,Range}{Bounded,Unbounded}Preceding`
+//! functions. On processing time every row is processed as it arrives. On event time rows wait
+//! per partition until the watermark passes their time and are then
 //! processed in time order. `ROWS` frames add rows one by one; in `RANGE` frames the rows of
 //! one time are added together and see each other. Late rows are dropped: with an unbounded
 //! frame those at or below the watermark on arrival, with a bounded frame (as Flink) those at
@@ -114,10 +115,8 @@ impl OverAggregate {
         }
     }
 
-    /// Processes the rows of `partition` at time `ts`, appending the output rows.
+    /// Processes the waiting rows of partition `key` at time `ts`, appending the output rows.
     fn fire(&mut self, key: &OwnedRow, ts: i64, out: &mut RowsOut) -> Result<(), RuntimeError> {
-        let spec = &self.spec;
-        let out_types = &self.out_types;
         let Some(partition) = self.partitions.get_mut(key) else {
             return Ok(());
         };
@@ -125,45 +124,57 @@ impl OverAggregate {
             return Ok(());
         };
         partition.last_fired = ts;
-        let bounded = spec.frame.preceding.is_some();
-        if spec.frame.rows {
-            for row in rows {
-                add(spec, partition, &row)?;
-                if bounded {
-                    partition.frame.push_back((ts, row.clone()));
-                }
-                if let Some(n) = spec.frame.preceding {
-                    while partition.frame.len() > usize::try_from(n).unwrap_or(usize::MAX) + 1 {
-                        if let Some((_, old)) = partition.frame.pop_front() {
-                            retract(spec, partition, &old)?;
-                        }
-                    }
-                }
-                let values = values(spec, out_types, partition, &row)?;
-                out.push(RowKind::Insert, &row[..spec.forwarded], &values);
+        process_rows(&self.spec, &self.out_types, partition, ts, rows, out)
+    }
+}
+
+/// Processes `rows`, all at time `ts`, in `partition`, appending the output rows.
+fn process_rows(
+    spec: &OverSpec,
+    out_types: &[DataType],
+    partition: &mut Partition,
+    ts: i64,
+    rows: Vec<Vec<ScalarValue>>,
+    out: &mut RowsOut,
+) -> Result<(), RuntimeError> {
+    let bounded = spec.frame.preceding.is_some();
+    if spec.frame.rows {
+        for row in rows {
+            add(spec, partition, &row)?;
+            if bounded {
+                partition.frame.push_back((ts, row.clone()));
             }
-        } else {
-            for row in &rows {
-                add(spec, partition, row)?;
-                if bounded {
-                    partition.frame.push_back((ts, row.clone()));
-                }
-            }
-            if let Some(p) = spec.frame.preceding {
-                let lowest = ts.saturating_sub(p);
-                while partition.frame.front().is_some_and(|(t, _)| *t < lowest) {
+            if let Some(n) = spec.frame.preceding {
+                while partition.frame.len() > usize::try_from(n).unwrap_or(usize::MAX) + 1 {
                     if let Some((_, old)) = partition.frame.pop_front() {
                         retract(spec, partition, &old)?;
                     }
                 }
             }
-            for row in &rows {
-                let values = values(spec, out_types, partition, row)?;
-                out.push(RowKind::Insert, &row[..spec.forwarded], &values);
+            let values = values(spec, out_types, partition, &row)?;
+            out.push(RowKind::Insert, &row[..spec.forwarded], &values);
+        }
+        return Ok(());
+    }
+    for row in &rows {
+        add(spec, partition, row)?;
+        if bounded {
+            partition.frame.push_back((ts, row.clone()));
+        }
+    }
+    if let Some(p) = spec.frame.preceding {
+        let lowest = ts.saturating_sub(p);
+        while partition.frame.front().is_some_and(|(t, _)| *t < lowest) {
+            if let Some((_, old)) = partition.frame.pop_front() {
+                retract(spec, partition, &old)?;
             }
         }
-        Ok(())
     }
+    for row in &rows {
+        let values = values(spec, out_types, partition, row)?;
+        out.push(RowKind::Insert, &row[..spec.forwarded], &values);
+    }
+    Ok(())
 }
 
 /// The argument of `call` in `row` as a one-element array (`None` without argument).
@@ -274,25 +285,21 @@ impl StreamOperator for OverAggregate {
         &mut self,
         _input: usize,
         batch: ChangeBatch,
-        _out: &mut Vec<Emit>,
+        out: &mut Vec<Emit>,
     ) -> Result<(), RuntimeError> {
         let keys = self.partitions.keys(&batch.batch)?;
-        let Some(time) = batch.batch.columns().get(self.spec.time) else {
-            return Err(RuntimeError::new("OVER time column out of range"));
+        let times = match self.spec.time {
+            Some(t) => match batch.batch.columns().get(t) {
+                Some(column) => Some(millis(column)?),
+                None => return Err(RuntimeError::new("OVER time column out of range")),
+            },
+            None => None,
         };
-        let times = millis(time)?;
         let all: Vec<usize> = (0..self.width).collect();
+        let bounded = self.spec.frame.preceding.is_some();
+        let mut now = RowsOut::new(self.schema.fields().len());
         for row in 0..batch.num_rows() {
-            if times.is_null(row) {
-                continue;
-            }
-            let ts = times.value(row);
-            let bounded = self.spec.frame.preceding.is_some();
-            if !bounded && ts <= self.watermark {
-                continue; // late
-            }
             let key = keys.row(row).owned();
-            let values = key_values(&batch.batch, &all, row)?;
             if self.partitions.get_mut(&key).is_none() {
                 let fresh = self.fresh();
                 self.partitions.get_or_insert_with(&key, || fresh);
@@ -300,8 +307,30 @@ impl StreamOperator for OverAggregate {
             let Some(partition) = self.partitions.get_mut(&key) else {
                 continue;
             };
-            if bounded && ts <= partition.last_fired {
-                continue; // late
+            let values = key_values(&batch.batch, &all, row)?;
+            let Some(times) = &times else {
+                // Processing time: every row is processed as it arrives.
+                process_rows(
+                    &self.spec,
+                    &self.out_types,
+                    partition,
+                    0,
+                    vec![values],
+                    &mut now,
+                )?;
+                continue;
+            };
+            if times.is_null(row) {
+                continue;
+            }
+            let ts = times.value(row);
+            let late = if bounded {
+                ts <= partition.last_fired
+            } else {
+                ts <= self.watermark
+            };
+            if late {
+                continue;
             }
             let waiting = partition.waiting.entry(ts).or_default();
             if waiting.is_empty() {
@@ -309,7 +338,7 @@ impl StreamOperator for OverAggregate {
             }
             waiting.push(values);
         }
-        Ok(())
+        now.emit(&self.schema, out)
     }
 
     fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
