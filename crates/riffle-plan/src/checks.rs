@@ -95,6 +95,35 @@ pub fn check_coerced(plan: &LogicalPlan) -> DfResult<()> {
     })
 }
 
+/// Rejects `TIMESTAMP_LTZ` values (columns, expressions) when the session time zone is not UTC:
+/// converting them to and from local date-times (casts, windows, formatting) does not follow
+/// the session time zone yet.
+pub fn check_local_time_zone(plan: &LogicalPlan, zone: &str) -> DfResult<()> {
+    if crate::functions::LocalZone::parse(zone).is_some_and(|z| z.is_utc()) {
+        return Ok(());
+    }
+    let ltz = |t: &DataType| matches!(t, DataType::Timestamp(_, Some(_)));
+    let reject = || {
+        not_impl_err!(
+            "unsupported feature: TIMESTAMP_LTZ with 'table.local-time-zone' = '{zone}' (only UTC)"
+        )
+    };
+    let mut schemas_ok = true;
+    plan.apply_with_subqueries(|node| {
+        if node.schema().fields().iter().any(|f| ltz(f.data_type())) {
+            schemas_ok = false;
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    if !schemas_ok {
+        return reject();
+    }
+    visit(plan, &mut |expr, schema| match expr.get_type(schema) {
+        Ok(t) if ltz(&t) => reject(),
+        _ => Ok(()),
+    })
+}
+
 /// Explicit casts checked against Flink: identity, integers to STRING, widening between integers and between
 /// decimals, numbers to DOUBLE, integers to a DECIMAL that holds them, and timestamps (with or
 /// without local time zone) to the same or a finer precision.

@@ -184,16 +184,14 @@ impl Planner {
         let span = statement.span;
         match &statement.kind {
             StatementKind::Set(Some(option)) => {
-                if option.key == "table.local-time-zone"
-                    && !matches!(
-                        option.value.as_str(),
-                        "UTC" | "Z" | "+00:00" | "GMT" | "Etc/UTC"
-                    )
-                {
-                    return Err(unsupported(
-                        format!("'table.local-time-zone' = '{}' (only UTC)", option.value),
-                        span,
-                    ));
+                if option.key == "table.local-time-zone" {
+                    if crate::functions::LocalZone::parse(&option.value).is_none() {
+                        return Err(unsupported(
+                            format!("'table.local-time-zone' = '{}'", option.value),
+                            span,
+                        ));
+                    }
+                    self.session = FlinkSession::with_local_time_zone(&option.value);
                 }
                 self.config.insert(option.key.clone(), option.value.clone());
             }
@@ -597,6 +595,7 @@ impl Planner {
         };
         let mut query = query.clone();
         crate::legacy::rewrite(&mut query).map_err(|what| unsupported(what, span))?;
+        crate::functions::rewrite_calls(&mut query);
         name_expressions(&mut query);
         let statement = sql::Statement::Query(Box::new(query));
         let plan = SqlToRel::new_with_options(&provider, options)
@@ -608,6 +607,9 @@ impl Planner {
             .execute_and_check(plan, self.session.state().config_options(), |_, _| {})
             .map_err(|e| df_error(e, span))?;
         crate::checks::check_coerced(&plan).map_err(|e| df_error(e, span))?;
+        if let Some(zone) = self.config.get("table.local-time-zone") {
+            crate::checks::check_local_time_zone(&plan, zone).map_err(|e| df_error(e, span))?;
+        }
         Ok(plan)
     }
 

@@ -48,20 +48,41 @@ impl Default for FlinkSession {
 }
 
 impl FlinkSession {
-    /// A session with Riffle's settings and Flink's function library.
+    /// A session with Riffle's settings and Flink's function library, in the UTC time zone.
     pub fn new() -> Self {
+        Self::with_local_time_zone("UTC")
+    }
+
+    /// A session whose Flink functions use `zone` (a `table.local-time-zone` value, checked by
+    /// the planner) as the local time zone.
+    pub fn with_local_time_zone(zone: &str) -> Self {
         let mut config = SessionConfig::new();
         let options = config.options_mut();
         options.sql_parser.enable_ident_normalization = false;
         options.sql_parser.parse_float_as_decimal = true;
         options.execution.time_zone = Some(LTZ_TIME_ZONE.to_string());
+        options.extensions.insert(functions::FlinkOptions {
+            local_time_zone: zone.to_string(),
+        });
         let mut state = SessionStateBuilder::new()
             .with_config(config)
             .with_default_features()
             .with_type_planner(Self::type_planner())
             .build();
+        // Functions see the session's options (the local time zone) through the execution
+        // properties.
+        let options = Arc::new(state.config_options().as_ref().clone());
+        state.execution_props_mut().mark_start_execution(options);
         functions::register(&mut state);
         Self { state }
+    }
+
+    /// The session a job graph's configuration asks for (its `table.local-time-zone`).
+    pub fn for_config(config: &std::collections::BTreeMap<String, String>) -> Self {
+        match config.get("table.local-time-zone") {
+            Some(zone) => Self::with_local_time_zone(zone),
+            None => Self::new(),
+        }
     }
 
     /// The planner of Flink type names (`STRING`, `TIMESTAMP_LTZ(3)`, ...) in `CAST`.

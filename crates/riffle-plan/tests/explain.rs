@@ -65,10 +65,13 @@ fn unsupported_features_are_located_diagnostics() {
         ("SELECT a FROM (VALUES (1)) AS t(a) ORDER BY a;", "ORDER BY"),
         ("CREATE FUNCTION f AS 'com.example.F';\nSELECT 1;", "CREATE FUNCTION"),
         (
-            "CREATE TABLE t (a INT) WITH ('connector' = 'datagen');\nSELECT SPLIT_INDEX('a,b', ',', 0) FROM t;",
-            "SPLIT_INDEX",
+            "CREATE TABLE t (a INT) WITH ('connector' = 'datagen');\nSELECT PRINTF('%d', a) FROM t;",
+            "PRINTF",
         ),
-        ("SET 'table.local-time-zone' = 'Asia/Shanghai';\nSELECT 1;", "table.local-time-zone"),
+        (
+            "SET 'table.local-time-zone' = 'Asia/Shanghai';\nSELECT TO_TIMESTAMP_LTZ(0, 3);",
+            "table.local-time-zone",
+        ),
         ("SELECT CAST('1' AS INT);", "CAST from STRING to INT"),
     ] {
         let diagnostics = match plan_sql(sql) {
@@ -93,7 +96,7 @@ fn errors_name_the_problem() {
 
 #[test]
 fn unsupported_functions_and_casts_point_at_their_call() {
-    let sql = "CREATE TABLE t (a INT, s STRING) WITH ('connector' = 'datagen');\nSELECT a,\n  SPLIT_INDEX(s, ',', 0) FROM t;";
+    let sql = "CREATE TABLE t (a INT, s STRING) WITH ('connector' = 'datagen');\nSELECT a,\n  PRINTF(s, a) FROM t;";
     let d = plan_sql(sql).err().unwrap_or_default();
     assert_eq!(
         (d[0].span.start.line, d[0].span.start.column),

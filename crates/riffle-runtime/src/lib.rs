@@ -59,7 +59,7 @@ pub struct RunOptions {
 
 /// Runs `graph` to completion (bounded inputs) or until `options.stop` is requested.
 pub async fn run(graph: &JobGraph, options: RunOptions) -> Result<(), RuntimeError> {
-    let session = FlinkSession::new();
+    let session = FlinkSession::for_config(&graph.config);
     let job = task::build(graph, &session, &options)?;
     job.run().await
 }

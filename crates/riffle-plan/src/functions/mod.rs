@@ -13,7 +13,24 @@ mod math;
 mod regex;
 mod row;
 mod string;
+mod syntax;
 mod temporal;
+mod zone;
+
+pub use syntax::rewrite_calls;
+pub use zone::LocalZone;
+
+datafusion::common::extensions_options! {
+    /// Flink's session options the functions depend on.
+    pub struct FlinkOptions {
+        /// `table.local-time-zone`.
+        pub local_time_zone: String, default = "UTC".to_string()
+    }
+}
+
+impl datafusion::common::config::ConfigExtension for FlinkOptions {
+    const PREFIX: &'static str = "flink";
+}
 
 use std::sync::Arc;
 
@@ -58,6 +75,7 @@ fn riffle_functions() -> Vec<ScalarUDF> {
         .chain(regex::row_functions())
         .chain(encoding::row_functions())
         .chain(math::row_functions())
+        .chain(temporal::row_functions())
         .map(row::udf);
     let mut functions = vec![
         ScalarUDF::from(temporal::Proctime::new()),

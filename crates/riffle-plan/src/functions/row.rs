@@ -12,6 +12,7 @@ use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
 
+use super::zone::LocalZone;
 use crate::types::flink_type;
 
 /// An argument class of a function signature and the Arrow type its values are coerced to.
@@ -47,8 +48,14 @@ pub(super) fn is_text(t: &DataType) -> bool {
     matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
 }
 
+/// What a rule may depend on besides its arguments.
+pub(super) struct Context {
+    /// The session time zone (`table.local-time-zone`).
+    pub zone: LocalZone,
+}
+
 /// The rule of a function: the value for one row's argument values.
-type Rule = dyn Fn(&[ScalarValue]) -> DfResult<ScalarValue> + Send + Sync;
+type Rule = dyn Fn(&[ScalarValue], &Context) -> DfResult<ScalarValue> + Send + Sync;
 /// The result type for the coerced argument types and the constant arguments' values.
 type ReturnType = dyn Fn(&[DataType], &[Option<&ScalarValue>]) -> DataType + Send + Sync;
 
@@ -93,6 +100,16 @@ impl RowFunction {
         overloads: &[&[Arg]],
         returns: DataType,
         rule: impl Fn(&[ScalarValue]) -> DfResult<ScalarValue> + Send + Sync + 'static,
+    ) -> Self {
+        Self::with_context(name, overloads, returns, move |v, _| rule(v))
+    }
+
+    /// A strict function whose rule also depends on the session ([`Context`]).
+    pub(super) fn with_context(
+        name: &'static str,
+        overloads: &[&[Arg]],
+        returns: DataType,
+        rule: impl Fn(&[ScalarValue], &Context) -> DfResult<ScalarValue> + Send + Sync + 'static,
     ) -> Self {
         Self {
             name,
@@ -200,11 +217,19 @@ impl ScalarUDFImpl for RowFunction {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
         let result_type = args.return_field.data_type().clone();
+        let context = Context {
+            zone: args
+                .config_options
+                .extensions
+                .get::<super::FlinkOptions>()
+                .and_then(|o| LocalZone::parse(&o.local_time_zone))
+                .unwrap_or(LocalZone::UTC),
+        };
         let eval = |values: &[ScalarValue]| -> DfResult<ScalarValue> {
             if self.strict && values.iter().any(ScalarValue::is_null) {
                 return ScalarValue::try_from(&result_type);
             }
-            (self.rule)(values)
+            (self.rule)(values, &context)
         };
         let scalars: Option<Vec<ScalarValue>> = args
             .args

@@ -9,6 +9,8 @@ use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
 
+use super::row::{int, text, Arg, RowFunction};
+use super::zone::LocalZone;
 use crate::types::LTZ_TIME_ZONE;
 
 fn ltz_ms() -> DataType {
@@ -336,5 +338,357 @@ mod tests {
             Some(1_586_937_900_000)
         );
         assert_eq!(parse_with_pattern("2020-04-15", "yyyy/MM/dd"), None);
+    }
+}
+
+const NANOS_PER_MS: i128 = 1_000_000;
+const MS_PER_DAY: i64 = 86_400_000;
+
+/// A date or timestamp value as nanoseconds since the epoch (local wall clock for `DATE` and
+/// `TIMESTAMP`, UTC for `TIMESTAMP_LTZ`).
+fn nanos(v: &ScalarValue) -> Option<i128> {
+    Some(match v {
+        ScalarValue::Date32(d) => i128::from(d.map(i64::from)? * MS_PER_DAY) * NANOS_PER_MS,
+        ScalarValue::TimestampSecond(t, _) => i128::from((*t)?) * 1_000_000_000,
+        ScalarValue::TimestampMillisecond(t, _) => i128::from((*t)?) * NANOS_PER_MS,
+        ScalarValue::TimestampMicrosecond(t, _) => i128::from((*t)?) * 1_000,
+        ScalarValue::TimestampNanosecond(t, _) => i128::from((*t)?),
+        _ => return None,
+    })
+}
+
+/// A value of the same type as `like` holding `n` nanoseconds since the epoch.
+fn with_nanos(like: &ScalarValue, n: i128) -> ScalarValue {
+    let fit = |x: i128| i64::try_from(x).ok();
+    match like {
+        ScalarValue::Date32(_) => ScalarValue::Date32(
+            fit(n.div_euclid(NANOS_PER_MS * i128::from(MS_PER_DAY)))
+                .and_then(|d| i32::try_from(d).ok()),
+        ),
+        ScalarValue::TimestampSecond(_, tz) => {
+            ScalarValue::TimestampSecond(fit(n.div_euclid(1_000_000_000)), tz.clone())
+        }
+        ScalarValue::TimestampMillisecond(_, tz) => {
+            ScalarValue::TimestampMillisecond(fit(n.div_euclid(NANOS_PER_MS)), tz.clone())
+        }
+        ScalarValue::TimestampMicrosecond(_, tz) => {
+            ScalarValue::TimestampMicrosecond(fit(n.div_euclid(1_000)), tz.clone())
+        }
+        _ => ScalarValue::TimestampNanosecond(fit(n), None),
+    }
+}
+
+/// Local wall-clock milliseconds of a date, timestamp or `TIMESTAMP_LTZ` (in `zone`).
+fn local_ms(v: &ScalarValue, zone: &LocalZone) -> Option<i64> {
+    let ms = i64::try_from(nanos(v)?.div_euclid(NANOS_PER_MS)).ok()?;
+    let ltz = matches!(v.data_type(), DataType::Timestamp(_, Some(_)));
+    Some(if ltz { zone.to_local(ms) } else { ms })
+}
+
+/// A time unit of `TIMESTAMPADD`/`TIMESTAMPDIFF`, `FLOOR`/`CEIL ... TO`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    Months(i64),
+    Millis(i64),
+}
+
+fn unit(name: &str) -> DfResult<Unit> {
+    Ok(match name.to_ascii_uppercase().as_str() {
+        "YEAR" => Unit::Months(12),
+        "QUARTER" => Unit::Months(3),
+        "MONTH" => Unit::Months(1),
+        "WEEK" => Unit::Millis(7 * MS_PER_DAY),
+        "DAY" => Unit::Millis(MS_PER_DAY),
+        "HOUR" => Unit::Millis(3_600_000),
+        "MINUTE" => Unit::Millis(60_000),
+        "SECOND" => Unit::Millis(1_000),
+        "MILLISECOND" => Unit::Millis(1),
+        other => return exec_err!("unsupported time unit {other}"),
+    })
+}
+
+/// Adds `months` to a local date-time, clamping the day to the month's last day.
+fn add_months(local_ms: i64, months: i64) -> Option<i64> {
+    let day = local_ms.div_euclid(MS_PER_DAY);
+    let time = local_ms.rem_euclid(MS_PER_DAY);
+    let (y, m, d) = civil(day);
+    let total = y * 12 + i64::from(m) - 1 + months;
+    let (y2, m2) = (total.div_euclid(12), (total.rem_euclid(12) + 1) as u32);
+    let last = (28..=31).rev().find(|d| epoch_day(y2, m2, *d).is_some())?;
+    Some(epoch_day(y2, m2, d.min(last))? * MS_PER_DAY + time)
+}
+
+/// Whole months from local time `t1` to `t0` (Calcite's rule: counts a month when adding it to
+/// `t1` does not pass `t0`; end-of-month clamping counts).
+fn months_between(t0: i64, t1: i64) -> Option<i64> {
+    if t0 < t1 {
+        return months_between(t1, t0).map(|m| -m);
+    }
+    let (d0, d1) = (t0.div_euclid(MS_PER_DAY), t1.div_euclid(MS_PER_DAY));
+    let (ms0, ms1) = (t0.rem_euclid(MS_PER_DAY), t1.rem_euclid(MS_PER_DAY));
+    let mut m = (d0 - d1) / 31;
+    loop {
+        let next = add_months(d1 * MS_PER_DAY, m + 1)?.div_euclid(MS_PER_DAY);
+        if next > d0 {
+            break;
+        }
+        m += 1;
+    }
+    let landed = add_months(d1 * MS_PER_DAY, m)?.div_euclid(MS_PER_DAY);
+    if m > 0 && landed == d0 && ms0 < ms1 {
+        m -= 1;
+    }
+    Some(m)
+}
+
+/// Civil (year, month, day) of a day count since 1970-01-01.
+fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const WEEKDAYS: [&str; 7] = [
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
+
+/// Formats local wall-clock milliseconds with a Java date-time pattern (letters y M d D H h m s
+/// S E a, quoted literals).
+fn format_java(local_ms: i64, pattern: &str) -> DfResult<String> {
+    let day = local_ms.div_euclid(MS_PER_DAY);
+    let time = local_ms.rem_euclid(MS_PER_DAY);
+    let (y, mo, d) = civil(day);
+    let (h, mi, s, ms) = (
+        time / 3_600_000,
+        time / 60_000 % 60,
+        time / 1000 % 60,
+        time % 1000,
+    );
+    let mut out = String::new();
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let run = chars[i..].iter().take_while(|x| **x == c).count();
+        let num = |v: i64| format!("{v:0run$}");
+        match c {
+            '\'' => {
+                let end = chars[i + 1..].iter().position(|x| *x == '\'');
+                match end {
+                    Some(0) => out.push('\''),
+                    Some(n) => out.extend(&chars[i + 1..i + 1 + n]),
+                    None => return exec_err!("unterminated quote in pattern '{pattern}'"),
+                }
+                i += end.map_or(chars.len(), |n| n + 2);
+                continue;
+            }
+            'y' | 'u' if run == 2 => out.push_str(&format!("{:02}", y.rem_euclid(100))),
+            'y' | 'u' => out.push_str(&num(y)),
+            'M' | 'L' if run >= 4 => out.push_str(MONTHS[mo as usize - 1]),
+            'M' | 'L' if run == 3 => out.push_str(&MONTHS[mo as usize - 1][..3]),
+            'M' | 'L' => out.push_str(&num(i64::from(mo))),
+            'd' => out.push_str(&num(i64::from(d))),
+            'D' => out.push_str(&num(day - epoch_day(y, 1, 1).unwrap_or(day) + 1)),
+            'H' => out.push_str(&num(h)),
+            'h' => out.push_str(&num(if h % 12 == 0 { 12 } else { h % 12 })),
+            'm' => out.push_str(&num(mi)),
+            's' => out.push_str(&num(s)),
+            'S' => {
+                let digits = format!("{ms:03}000000");
+                out.push_str(&digits[..run.min(9)]);
+            }
+            'E' => {
+                let name = WEEKDAYS[(day + 3).rem_euclid(7) as usize];
+                out.push_str(if run >= 4 { name } else { &name[..3] });
+            }
+            'a' => out.push_str(if h < 12 { "AM" } else { "PM" }),
+            c if c.is_ascii_alphabetic() => {
+                return exec_err!("date-time pattern letter '{c}' is not supported")
+            }
+            c => out.extend(std::iter::repeat_n(c, run)),
+        }
+        i += run;
+    }
+    Ok(out)
+}
+
+/// Flink's temporal functions written as row rules.
+pub(super) fn row_functions() -> Vec<RowFunction> {
+    use Arg::{Any, Int, Str};
+    let ts3 = DataType::Timestamp(TimeUnit::Millisecond, None);
+    vec![
+        RowFunction::new("to_date", &[&[Str], &[Str, Str]], DataType::Date32, |v| {
+            let s = text(&v[0]).unwrap_or_default();
+            let pattern = v.get(1).and_then(text).unwrap_or("yyyy-MM-dd");
+            let ms = parse_with_pattern(s, pattern);
+            Ok(ScalarValue::Date32(ms.and_then(|ms| {
+                i32::try_from(ms.div_euclid(MS_PER_DAY)).ok()
+            })))
+        }),
+        RowFunction::with_context(
+            "from_unixtime",
+            &[&[Int], &[Int, Str]],
+            DataType::Utf8,
+            |v, cx| {
+                let Some(secs) = int(&v[0]) else {
+                    return Ok(ScalarValue::Utf8(None));
+                };
+                let pattern = v.get(1).and_then(text).unwrap_or("yyyy-MM-dd HH:mm:ss");
+                let local = cx.zone.to_local(secs.saturating_mul(1000));
+                Ok(ScalarValue::Utf8(Some(format_java(local, pattern)?)))
+            },
+        ),
+        RowFunction::with_context(
+            "unix_timestamp",
+            &[&[Str], &[Str, Str]],
+            DataType::Int64,
+            |v, cx| {
+                let s = text(&v[0]).unwrap_or_default();
+                let pattern = v.get(1).and_then(text).unwrap_or("yyyy-MM-dd HH:mm:ss");
+                match parse_with_pattern(s, pattern) {
+                    Some(local) => Ok(ScalarValue::Int64(Some(
+                        cx.zone.to_utc(local).div_euclid(1000),
+                    ))),
+                    None => exec_err!("UNIX_TIMESTAMP cannot parse '{s}' with pattern '{pattern}'"),
+                }
+            },
+        ),
+        RowFunction::with_context("date_format", &[&[Any, Str]], DataType::Utf8, |v, cx| {
+            let local = match text(&v[0]) {
+                Some(s) => parse_local_datetime(s),
+                None => local_ms(&v[0], &cx.zone),
+            };
+            let Some(local) = local else {
+                return Ok(ScalarValue::Utf8(None));
+            };
+            Ok(ScalarValue::Utf8(Some(format_java(
+                local,
+                text(&v[1]).unwrap_or_default(),
+            )?)))
+        }),
+        RowFunction::new("convert_tz", &[&[Str, Str, Str]], DataType::Utf8, |v| {
+            let s = text(&v[0]).unwrap_or_default();
+            let zone = |i: usize| {
+                let id = text(&v[i]).unwrap_or_default();
+                match LocalZone::parse(id) {
+                    Some(z) => Ok(z),
+                    None => exec_err!("unknown time zone '{id}'"),
+                }
+            };
+            let (from, to) = (zone(1)?, zone(2)?);
+            let Some(local) = parse_with_pattern(s, "yyyy-MM-dd HH:mm:ss") else {
+                return Ok(ScalarValue::Utf8(None));
+            };
+            let converted = to.to_local(from.to_utc(local));
+            Ok(ScalarValue::Utf8(Some(format_java(
+                converted,
+                "yyyy-MM-dd HH:mm:ss",
+            )?)))
+        }),
+        RowFunction::new("timestampadd", &[&[Str, Int, Any]], ts3.clone(), |v| {
+            let (Some(amount), Some(n)) = (int(&v[1]), nanos(&v[2])) else {
+                return Ok(with_nanos(&v[2], 0).to_null());
+            };
+            let ms = i64::try_from(n.div_euclid(NANOS_PER_MS)).unwrap_or(0);
+            let sub_ms = n.rem_euclid(NANOS_PER_MS);
+            let shifted = match unit(text(&v[0]).unwrap_or_default())? {
+                Unit::Months(k) => add_months(ms, amount.saturating_mul(k)),
+                Unit::Millis(k) => ms.checked_add(amount.saturating_mul(k)),
+            };
+            Ok(match shifted {
+                Some(ms) => with_nanos(&v[2], i128::from(ms) * NANOS_PER_MS + sub_ms),
+                None => with_nanos(&v[2], 0).to_null(),
+            })
+        })
+        .returning(|t| t.get(2).cloned().unwrap_or(DataType::Null)),
+        RowFunction::new("floor_time", &[&[Any, Str]], DataType::Null, |v| {
+            round_time(&v[0], text(&v[1]).unwrap_or_default(), false)
+        })
+        .returning(|t| t.first().cloned().unwrap_or(DataType::Null)),
+        RowFunction::new("ceil_time", &[&[Any, Str]], DataType::Null, |v| {
+            round_time(&v[0], text(&v[1]).unwrap_or_default(), true)
+        })
+        .returning(|t| t.first().cloned().unwrap_or(DataType::Null)),
+        RowFunction::new("timestampdiff", &[&[Str, Any, Any]], DataType::Int32, |v| {
+            let (Some(a), Some(b)) = (nanos(&v[1]), nanos(&v[2])) else {
+                return Ok(ScalarValue::Int32(None));
+            };
+            let to_ms = |n: i128| i64::try_from(n.div_euclid(NANOS_PER_MS)).unwrap_or(0);
+            let (a, b) = (to_ms(a), to_ms(b));
+            let diff = match unit(text(&v[0]).unwrap_or_default())? {
+                Unit::Months(k) => months_between(b, a).map(|m| m / k),
+                Unit::Millis(k) => Some((b - a) / k),
+            };
+            Ok(ScalarValue::Int32(diff.and_then(|d| i32::try_from(d).ok())))
+        }),
+    ]
+}
+
+/// `FLOOR`/`CEIL(t TO unit)` of a date or timestamp (weeks start on Sunday).
+fn round_time(v: &ScalarValue, unit_name: &str, ceil: bool) -> DfResult<ScalarValue> {
+    let Some(n) = nanos(v) else {
+        return Ok(v.to_null());
+    };
+    let ms = i64::try_from(n.div_euclid(NANOS_PER_MS)).unwrap_or(0);
+    let exact = n.rem_euclid(NANOS_PER_MS) == 0;
+    let floor = match unit(unit_name)? {
+        Unit::Months(k) => {
+            let (y, m, _) = civil(ms.div_euclid(MS_PER_DAY));
+            let first = (i64::from(m) - 1) / k * k + 1;
+            epoch_day(y, first as u32, 1).unwrap_or(0) * MS_PER_DAY
+        }
+        // 1970-01-01 was a Thursday: weeks counted from Sunday 1969-12-28.
+        Unit::Millis(k) if k == 7 * MS_PER_DAY => {
+            let offset = 4 * MS_PER_DAY;
+            (ms + offset).div_euclid(k) * k - offset
+        }
+        Unit::Millis(k) => ms.div_euclid(k) * k,
+    };
+    let result = if ceil && (floor != ms || !exact) {
+        match unit(unit_name)? {
+            Unit::Months(k) => add_months(floor, k).unwrap_or(floor),
+            Unit::Millis(k) => floor + k,
+        }
+    } else {
+        floor
+    };
+    Ok(with_nanos(v, i128::from(result) * NANOS_PER_MS))
+}
+
+/// A typed NULL of the same type as `v`.
+trait ToNull {
+    fn to_null(&self) -> ScalarValue;
+}
+
+impl ToNull for ScalarValue {
+    fn to_null(&self) -> ScalarValue {
+        ScalarValue::try_from(&self.data_type()).unwrap_or(ScalarValue::Null)
     }
 }
