@@ -15,8 +15,8 @@ use crate::graph::{AggregateFunction, ChangelogMode, Field, OperatorKind, Partit
 use crate::over::{OverCall, OverFrame, OverFunction, OverSpec};
 
 /// Flink's message when the calls of one SELECT use different windows.
-const SAME_WINDOW: &str =
-    "Over Agg: Unsupported use of OVER windows. All aggregates must be computed on the same window.";
+const SAME_WINDOW: &str = "Over Agg: Unsupported use of OVER windows. All aggregates must be \
+     computed on the same window. please re-check the over window statement.";
 
 /// One call as found in the plan, before its arguments are projected.
 struct PendingCall<'a> {

@@ -358,3 +358,125 @@ impl StreamOperator for OverAggregate {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{Int32Array, Int64Array, TimestampMillisecondArray};
+    use arrow::datatypes::{Field, Schema, TimeUnit};
+    use arrow::record_batch::RecordBatch;
+    use riffle_plan::over::OverFrame;
+    use riffle_plan::AggregateFunction;
+
+    use super::*;
+
+    /// `SUM(v)` over `(k, v, ts)` with the given frame.
+    fn operator(frame: OverFrame) -> OverAggregate {
+        let input = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int32, true),
+            Field::new("v", DataType::Int32, true),
+            Field::new("ts", DataType::Timestamp(TimeUnit::Millisecond, None), true),
+        ]));
+        let output = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int32, true),
+            Field::new("v", DataType::Int32, true),
+            Field::new("ts", DataType::Timestamp(TimeUnit::Millisecond, None), true),
+            Field::new("s", DataType::Int64, true),
+        ]));
+        let spec = OverSpec {
+            partition: vec![0],
+            time: Some(2),
+            frame,
+            forwarded: 3,
+            calls: vec![OverCall {
+                function: OverFunction::Aggregate(AggregateFunction::Sum),
+                arg: Some(1),
+                distinct: false,
+                offset: 1,
+                default: None,
+                name: "s".into(),
+            }],
+        };
+        OverAggregate::new(&spec, &input, output).expect("operator")
+    }
+
+    fn feed(op: &mut OverAggregate, rows: &[(i32, i32, i64)]) {
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int32Array::from(
+                rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+            )),
+            Arc::new(Int32Array::from(
+                rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+            )),
+            Arc::new(TimestampMillisecondArray::from(
+                rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+            )),
+        ];
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int32, true),
+            Field::new("v", DataType::Int32, true),
+            Field::new("ts", DataType::Timestamp(TimeUnit::Millisecond, None), true),
+        ]));
+        let batch = RecordBatch::try_new(schema, columns).expect("batch");
+        let mut out = Vec::new();
+        op.process(0, ChangeBatch::inserts(batch), &mut out)
+            .expect("process");
+        assert!(out.is_empty(), "event-time rows wait for the watermark");
+    }
+
+    /// `(v, sum)` of every emitted row.
+    fn fire(op: &mut OverAggregate, watermark: i64) -> Vec<(i32, i64)> {
+        let mut out = Vec::new();
+        op.watermark(watermark, &mut out).expect("watermark");
+        let mut rows = Vec::new();
+        for e in &out {
+            let Emit::Data(b) = e else { continue };
+            let v = b.batch.column(1).as_any().downcast_ref::<Int32Array>();
+            let s = b.batch.column(3).as_any().downcast_ref::<Int64Array>();
+            if let (Some(v), Some(s)) = (v, s) {
+                rows.extend((0..b.num_rows()).map(|i| (v.value(i), s.value(i))));
+            }
+        }
+        rows
+    }
+
+    #[test]
+    fn rows_frames_add_rows_of_one_time_one_by_one() {
+        let mut op = operator(OverFrame {
+            rows: true,
+            preceding: Some(1),
+        });
+        feed(
+            &mut op,
+            &[(1, 1, 1_000), (1, 2, 2_000), (1, 4, 2_000), (1, 8, 3_000)],
+        );
+        assert_eq!(fire(&mut op, 2_000), [(1, 1), (2, 3), (4, 6)]);
+        assert_eq!(fire(&mut op, 3_000), [(8, 12)]);
+    }
+
+    #[test]
+    fn range_frames_let_rows_of_one_time_see_each_other() {
+        let mut op = operator(OverFrame {
+            rows: false,
+            preceding: Some(1_000),
+        });
+        feed(
+            &mut op,
+            &[(1, 1, 1_000), (1, 2, 2_000), (1, 4, 2_000), (1, 8, 3_000)],
+        );
+        assert_eq!(fire(&mut op, i64::MAX), [(1, 1), (2, 7), (4, 7), (8, 14)]);
+    }
+
+    #[test]
+    fn unbounded_frames_drop_rows_behind_the_watermark() {
+        let mut op = operator(OverFrame {
+            rows: true,
+            preceding: None,
+        });
+        feed(&mut op, &[(1, 1, 1_000)]);
+        assert_eq!(fire(&mut op, 1_000), [(1, 1)]);
+        feed(&mut op, &[(2, 5, 1_000), (1, 2, 3_000)]);
+        assert_eq!(fire(&mut op, i64::MAX), [(2, 3)]);
+    }
+}

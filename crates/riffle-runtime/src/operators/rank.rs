@@ -480,3 +480,184 @@ impl StreamOperator for WindowRank {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{Int32Array, StringArray, TimestampMillisecondArray};
+    use arrow::datatypes::{Field, Schema, TimeUnit};
+    use riffle_plan::SortKey;
+
+    use super::*;
+
+    fn spec(end: usize, output_rank: bool, strategy: RankStrategy) -> RankSpec {
+        RankSpec {
+            partition: vec![0],
+            order: vec![SortKey {
+                column: 1,
+                ascending: false,
+                nulls_first: false,
+            }],
+            start: 1,
+            end,
+            output_rank,
+            strategy,
+        }
+    }
+
+    fn schemas() -> (SchemaRef, SchemaRef) {
+        let fields = vec![
+            Field::new("k", DataType::Utf8, true),
+            Field::new("v", DataType::Int32, true),
+            Field::new("ts", DataType::Timestamp(TimeUnit::Millisecond, None), true),
+        ];
+        let input = Arc::new(Schema::new(fields.clone()));
+        let mut out = fields;
+        out.push(Field::new("rn", DataType::Int64, true));
+        (input, Arc::new(Schema::new(out)))
+    }
+
+    /// Rows `(key, value, time)` with their kinds.
+    fn batch(rows: &[(RowKind, &str, i32, i64)]) -> ChangeBatch {
+        let (input, _) = schemas();
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(
+                rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+            )),
+            Arc::new(Int32Array::from(
+                rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+            )),
+            Arc::new(TimestampMillisecondArray::from(
+                rows.iter().map(|r| r.3).collect::<Vec<_>>(),
+            )),
+        ];
+        let batch = RecordBatch::try_new(input, columns).expect("batch");
+        ChangeBatch {
+            batch,
+            kinds: Some(rows.iter().map(|r| r.0).collect()),
+        }
+    }
+
+    /// The emitted rows as `kind key value rank` lines.
+    fn lines(out: &[Emit]) -> Vec<String> {
+        let mut lines = Vec::new();
+        for e in out {
+            let Emit::Data(b) = e else { continue };
+            for row in 0..b.num_rows() {
+                let value = |c: usize| {
+                    ScalarValue::try_from_array(b.batch.column(c).as_ref(), row)
+                        .expect("value")
+                        .to_string()
+                };
+                lines.push(format!(
+                    "{} {} {} {}",
+                    b.kind(row).short(),
+                    value(0),
+                    value(1),
+                    value(3)
+                ));
+            }
+        }
+        lines
+    }
+
+    fn run(op: &mut dyn StreamOperator, rows: &[(RowKind, &str, i32, i64)]) -> Vec<String> {
+        let mut out = Vec::new();
+        op.process(0, batch(rows), &mut out).expect("process");
+        lines(&out)
+    }
+
+    const I: RowKind = RowKind::Insert;
+
+    #[test]
+    fn top_n_with_rank_number_updates_every_shifted_rank() {
+        let (input, output) = schemas();
+        let mut op =
+            create(&spec(2, true, RankStrategy::TopN), &input, output, true).expect("operator");
+        let got = run(
+            op.as_mut(),
+            &[
+                (I, "a", 50, 0),
+                (I, "a", 65, 0),
+                (I, "b", 1, 0),
+                (I, "a", 80, 0),
+            ],
+        );
+        assert_eq!(
+            got,
+            [
+                "+I a 50 1",
+                "-U a 50 1",
+                "+U a 65 1",
+                "+I a 50 2",
+                "+I b 1 1",
+                "-U a 65 1",
+                "+U a 80 1",
+                "-U a 50 2",
+                "+U a 65 2",
+            ]
+        );
+    }
+
+    #[test]
+    fn top_n_without_rank_number_deletes_the_row_pushed_out() {
+        let (input, output) = schemas();
+        let mut op =
+            create(&spec(2, false, RankStrategy::TopN), &input, output, true).expect("operator");
+        let got = run(
+            op.as_mut(),
+            &[
+                (I, "a", 50, 0),
+                (I, "a", 65, 0),
+                (I, "a", 50, 0),
+                (I, "a", 80, 0),
+            ],
+        );
+        assert_eq!(got, ["+I a 50 1", "+I a 65 1", "-D a 50 2", "+I a 80 1"]);
+    }
+
+    #[test]
+    fn retracting_a_kept_row_brings_the_next_one_in() {
+        let (input, output) = schemas();
+        let mut op =
+            create(&spec(1, false, RankStrategy::TopN), &input, output, false).expect("operator");
+        run(op.as_mut(), &[(I, "a", 50, 0), (I, "a", 70, 0)]);
+        let got = run(op.as_mut(), &[(RowKind::UpdateBefore, "a", 70, 0)]);
+        assert_eq!(got, ["-D a 70 1", "+I a 50 1"]);
+    }
+
+    #[test]
+    fn keep_first_on_event_time_waits_for_the_watermark_and_drops_late_rows() {
+        let (input, output) = schemas();
+        let strategy = RankStrategy::RowTimeDedup {
+            keep_last: false,
+            time: 2,
+        };
+        let mut op = create(&spec(1, false, strategy), &input, output, true).expect("operator");
+        assert!(run(op.as_mut(), &[(I, "a", 1, 5_000), (I, "a", 2, 3_000)]).is_empty());
+        let mut out = Vec::new();
+        op.watermark(4_000, &mut out).expect("watermark");
+        assert_eq!(lines(&out), ["+I a 2 1"]);
+        // At or below the watermark: late; after the key's first row: dropped.
+        assert!(run(op.as_mut(), &[(I, "b", 3, 4_000), (I, "a", 4, 9_000)]).is_empty());
+        let mut out = Vec::new();
+        op.watermark(i64::MAX, &mut out).expect("watermark");
+        assert!(lines(&out).is_empty());
+    }
+
+    #[test]
+    fn keep_last_on_event_time_ignores_older_rows() {
+        let (input, output) = schemas();
+        let strategy = RankStrategy::RowTimeDedup {
+            keep_last: true,
+            time: 2,
+        };
+        let mut op = create(&spec(1, false, strategy), &input, output, true).expect("operator");
+        let got = run(
+            op.as_mut(),
+            &[(I, "a", 1, 5_000), (I, "a", 2, 3_000), (I, "a", 3, 5_000)],
+        );
+        assert_eq!(got, ["+I a 1 1", "-U a 1 1", "+U a 3 1"]);
+    }
+}
