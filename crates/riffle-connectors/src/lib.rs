@@ -6,7 +6,8 @@
 //! connector is opened, which the runtime does for every connector before the job starts.
 //!
 //! Connectors: `filesystem` (formats `csv` and `json`, source and sink), `datagen`, `print`,
-//! `blackhole`.
+//! `blackhole`, `rocketmq` (source and sink on the embedded topic store; formats `json`, `csv`,
+//! `raw`).
 
 #![warn(missing_docs)]
 
@@ -18,6 +19,8 @@ pub mod format;
 pub mod json;
 pub mod options;
 pub mod print;
+pub mod rocketmq;
+pub mod rows;
 mod text;
 
 use std::fmt;
@@ -152,9 +155,11 @@ pub fn open_source(
     schema: SchemaRef,
     subtask: SubtaskInfo,
 ) -> Result<Box<dyn SourceReader>> {
+    reject_metadata(spec)?;
     match spec.connector.as_str() {
         "filesystem" => filesystem::open_source(spec, schema, subtask),
         "datagen" => datagen::open_source(spec, schema, subtask),
+        rocketmq::options::CONNECTOR => rocketmq::source::open_source(spec, schema, subtask),
         other => Err(ConnectorError::new(format!(
             "unsupported feature: connector '{other}' as a source (table '{}')",
             spec.table
@@ -170,14 +175,29 @@ pub fn open_sink(
     subtask: SubtaskInfo,
     target: &print::PrintTarget,
 ) -> Result<Box<dyn SinkWriter>> {
+    reject_metadata(spec)?;
     match spec.connector.as_str() {
         "print" => print::open_sink(spec, fields, subtask, target),
         riffle_plan::COLLECT_CONNECTOR => print::open_collect(fields, subtask, target),
         "blackhole" => blackhole::open_sink(spec),
         "filesystem" => filesystem::open_sink(spec, fields, subtask),
+        rocketmq::options::CONNECTOR => rocketmq::sink::open_sink(spec, fields, subtask),
         other => Err(ConnectorError::new(format!(
             "unsupported feature: connector '{other}' as a sink (table '{}')",
             spec.table
         ))),
+    }
+}
+
+/// Fails for `METADATA` columns of connectors that provide no metadata.
+fn reject_metadata(spec: &ConnectorSpec) -> Result<()> {
+    match spec.metadata.first() {
+        Some(m) if spec.connector != rocketmq::options::CONNECTOR => {
+            Err(ConnectorError::new(format!(
+                "unsupported feature: METADATA columns of connector '{}' (column '{}' of table '{}')",
+                spec.connector, m.column, spec.table
+            )))
+        }
+        _ => Ok(()),
     }
 }

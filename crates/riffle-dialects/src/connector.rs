@@ -149,8 +149,26 @@ pub struct ConnectorSchema {
     pub options: Vec<OptionSpec>,
     /// Option families given by a key pattern (`properties.*`, `fields.#.kind`).
     pub prefixes: Vec<OptionSpec>,
+    /// Metadata keys of `METADATA FROM 'key'` columns the connector provides.
+    pub metadata: Vec<MetadataSpec>,
     /// Riffle's support for the connector as a whole.
     pub support: Support,
+}
+
+/// One metadata key a connector exposes to `col TYPE METADATA FROM 'key'` columns.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetadataSpec {
+    /// The key as written after `FROM`.
+    pub key: String,
+    /// The Flink type of the value (`BIGINT`, `TIMESTAMP_LTZ(3)`, `MAP<STRING, STRING>`).
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// What the value is.
+    pub description: String,
+    /// Whether a sink writes the column (otherwise it must be declared `VIRTUAL` on sinks).
+    #[serde(default)]
+    pub writable: bool,
 }
 
 impl ConnectorSchema {
@@ -169,6 +187,11 @@ impl ConnectorSchema {
             .iter()
             .chain(&self.prefixes)
             .filter(move |o| o.generation.as_deref() == Some(generation))
+    }
+
+    /// The metadata key `key`, if the connector provides it.
+    pub fn metadata_key(&self, key: &str) -> Option<&MetadataSpec> {
+        self.metadata.iter().find(|m| m.key == key)
     }
 
     /// All literal keys the connector accepts, including fallback keys (for suggestions).
@@ -250,6 +273,8 @@ pub(crate) struct RawConnector {
     options: Vec<RawOption>,
     #[serde(default)]
     prefixes: Vec<RawOption>,
+    #[serde(default)]
+    metadata: Vec<MetadataSpec>,
     status: Option<String>,
     reason: Option<String>,
     migration: Option<String>,
@@ -281,6 +306,7 @@ impl RawConnector {
             format: self.format,
             options,
             prefixes,
+            metadata: self.metadata,
             support,
         })
     }

@@ -1,0 +1,302 @@
+//! The rocketmq sink on the embedded store.
+//!
+//! Every row becomes one message. Its body holds the row in the table's format (`json`, `csv`,
+//! `raw`, or rocketmq-flink's delimited text) without the key columns (unless
+//! `rocketmq.sink.key.write.to.body` / `writeKeysToBody`) and without a dynamic tag column
+//! (unless `...dynamic.write.included`). Key columns (`rocketmq.sink.key.columns` /
+//! `keyColumns`) give the message keys, the tag is static (`rocketmq.sink.tag`) or taken from a
+//! column, and the queue is chosen by the hash of the keys (round-robin without keys).
+//!
+//! Append-only input is written as is. A table with a `PRIMARY KEY` is written as an upsert
+//! changelog, as Flink's upsert-kafka does: the message key is the primary key (its columns'
+//! values, a JSON array when there are several), `-U` rows are dropped, `+I`/`+U` rows are
+//! messages and `-D` rows are tombstones (the key with an empty body); a topic the sink creates
+//! for such a table is a COMPACTION topic. Updating input without a primary key is rejected by
+//! the planner, as Flink rejects it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::DataType;
+use riffle_plan::{ConnectorSpec, Field};
+use riffle_store::{queue_for_key, CleanupPolicy, Message, Store, StoreError, TopicConfig};
+
+use super::options::{normalize, BodyFormat, RocketMqOptions, Role};
+use super::{shared_store, store_error};
+use crate::options::Options;
+use crate::rows::{is_writable_text_type, RowEncoder};
+use crate::{ChangeBatch, ConnectorError, Result, RowKind, SinkWriter, SubtaskInfo};
+
+/// Opens sink subtask `subtask` of a rocketmq table writing rows of `fields`.
+pub fn open_sink(
+    spec: &ConnectorSpec,
+    fields: &[Field],
+    subtask: SubtaskInfo,
+) -> Result<Box<dyn SinkWriter>> {
+    let mut options = Options::new(spec);
+    let opts = normalize(spec, Role::Sink, &mut options)?;
+    options.finish()?;
+    if let Some(m) = spec.metadata.iter().find(|m| !m.is_virtual) {
+        return Err(ConnectorError::new(format!(
+            "unsupported feature: writing metadata column '{}' (key '{}') of rocketmq table '{}'; the sink writes no metadata, declare the column VIRTUAL (keys and tags come from 'rocketmq.sink.key.columns' and 'rocketmq.sink.tag')",
+            m.column, m.key, spec.table
+        )));
+    }
+    let column = |name: &str, what: &str| {
+        fields.iter().position(|f| f.name == name).ok_or_else(|| {
+            ConnectorError::new(format!(
+                "{what} column '{name}' is not a column of rocketmq table '{}'",
+                spec.table
+            ))
+        })
+    };
+    let upsert = !spec.primary_key.is_empty();
+    let primary_key = spec
+        .primary_key
+        .iter()
+        .map(|c| column(c, "primary key"))
+        .collect::<Result<Vec<_>>>()?;
+    let mut key_columns = opts
+        .key_columns
+        .iter()
+        .map(|c| column(c, "key"))
+        .collect::<Result<Vec<_>>>()?;
+    let mut keys_in_body = opts.keys_in_body;
+    if upsert {
+        if !key_columns.is_empty() && key_columns != primary_key {
+            return Err(ConnectorError::new(format!(
+                "rocketmq table '{}' has a PRIMARY KEY, which keys its messages; its key columns must be the primary key columns",
+                spec.table
+            )));
+        }
+        if key_columns.is_empty() {
+            // Keys derived from the primary key stay in the body, as upsert-kafka's default.
+            keys_in_body = true;
+        }
+        key_columns = primary_key;
+    }
+    let tag_column = opts
+        .tag_column
+        .as_deref()
+        .map(|c| column(c, "tag"))
+        .transpose()?;
+    let body_columns: Vec<usize> = (0..fields.len())
+        .filter(|i| keys_in_body || !key_columns.contains(i))
+        .filter(|i| opts.tag_column_in_body || tag_column != Some(*i))
+        .collect();
+    let body = body_encoder(&opts, fields, &body_columns)?;
+    let store = shared_store(&opts.store_dir)?;
+    let queues = ensure_topic(&store, &opts, upsert)?;
+    Ok(Box::new(RocketMqSink {
+        store,
+        table: opts.table.clone(),
+        topic: opts.topic.clone(),
+        queues,
+        body,
+        body_columns,
+        key_columns,
+        static_key: opts.message_key.clone(),
+        static_tag: opts.sink_tag.clone(),
+        tag_column,
+        upsert,
+        next_queue: subtask.index as u32,
+        text: String::new(),
+    }))
+}
+
+/// How bodies are written.
+enum BodyEncoder {
+    Text(RowEncoder),
+    Raw,
+}
+
+fn body_encoder(
+    opts: &RocketMqOptions,
+    fields: &[Field],
+    body_columns: &[usize],
+) -> Result<BodyEncoder> {
+    let types = body_columns
+        .iter()
+        .map(|i| fields[*i].arrow().map_err(ConnectorError::from))
+        .collect::<Result<Vec<_>>>()?;
+    match &opts.body {
+        BodyFormat::Raw => match types.as_slice() {
+            [DataType::Utf8 | DataType::Binary] => Ok(BodyEncoder::Raw),
+            _ => Err(ConnectorError::new(format!(
+                "The 'raw' format only supports a single STRING or BYTES body column; rocketmq table '{}' writes {} column(s)",
+                opts.table,
+                types.len()
+            ))),
+        },
+        BodyFormat::Text(format) => {
+            for (i, t) in body_columns.iter().zip(&types) {
+                if !is_writable_text_type(t) {
+                    return Err(ConnectorError::new(format!(
+                        "unsupported feature: writing column '{}' of type {} to rocketmq table '{}' in the {} format",
+                        fields[*i].name,
+                        fields[*i].data_type,
+                        opts.table,
+                        format.name()
+                    )));
+                }
+            }
+            let names = body_columns
+                .iter()
+                .map(|i| fields[*i].name.clone())
+                .collect();
+            Ok(BodyEncoder::Text(RowEncoder::new(names, format.clone())))
+        }
+    }
+}
+
+/// Creates the topic if it is missing (several sink subtasks may race); returns its queues.
+fn ensure_topic(store: &Store, opts: &RocketMqOptions, upsert: bool) -> Result<u32> {
+    match store.topic_config(&opts.topic) {
+        Ok(config) => return Ok(config.queues),
+        Err(StoreError::TopicNotFound(_)) => {}
+        Err(e) => return Err(store_error(&opts.table, e)),
+    }
+    let config = TopicConfig {
+        queues: opts.store_queues,
+        cleanup_policy: if upsert {
+            CleanupPolicy::Compaction
+        } else {
+            CleanupPolicy::Delete
+        },
+        ..TopicConfig::default()
+    };
+    match store.create_topic(&opts.topic, config) {
+        Ok(()) | Err(StoreError::TopicExists(_)) => store
+            .topic_config(&opts.topic)
+            .map(|c| c.queues)
+            .map_err(|e| store_error(&opts.table, e)),
+        Err(e) => Err(store_error(&opts.table, e)),
+    }
+}
+
+struct RocketMqSink {
+    store: Arc<Store>,
+    table: String,
+    topic: String,
+    queues: u32,
+    body: BodyEncoder,
+    body_columns: Vec<usize>,
+    key_columns: Vec<usize>,
+    static_key: Option<String>,
+    static_tag: Option<String>,
+    tag_column: Option<usize>,
+    upsert: bool,
+    /// Round-robin queue for messages without keys.
+    next_queue: u32,
+    text: String,
+}
+
+impl RocketMqSink {
+    /// The text of a non-null value, as Flink's text formats render it.
+    fn value_text(array: &dyn Array, row: usize) -> Option<String> {
+        if array.is_null(row) {
+            return None;
+        }
+        let mut out = String::new();
+        if !crate::format::write_sql_temporal(&mut out, array, row, false) {
+            crate::format::write_value(&mut out, array, row);
+        }
+        Some(out)
+    }
+
+    fn keys(&self, batch: &ChangeBatch, row: usize) -> Vec<String> {
+        let values: Vec<Option<String>> = self
+            .key_columns
+            .iter()
+            .map(|i| Self::value_text(batch.batch.column(*i).as_ref(), row))
+            .collect();
+        let mut keys: Vec<String> = if self.upsert && values.len() > 1 {
+            let array: Vec<serde_json::Value> = values
+                .into_iter()
+                .map(|v| v.map_or(serde_json::Value::Null, serde_json::Value::String))
+                .collect();
+            vec![serde_json::Value::Array(array).to_string()]
+        } else {
+            values.into_iter().flatten().collect()
+        };
+        if let Some(key) = &self.static_key {
+            keys.push(key.clone());
+        }
+        keys
+    }
+
+    fn body(&mut self, batch: &ChangeBatch, row: usize) -> Vec<u8> {
+        match &self.body {
+            BodyEncoder::Raw => {
+                let Some(column) = self.body_columns.first() else {
+                    return Vec::new();
+                };
+                let array = batch.batch.column(*column);
+                if array.is_null(row) {
+                    return Vec::new();
+                }
+                match array.data_type() {
+                    DataType::Binary => array.as_binary::<i32>().value(row).to_vec(),
+                    _ => array.as_string::<i32>().value(row).as_bytes().to_vec(),
+                }
+            }
+            BodyEncoder::Text(encoder) => {
+                let columns: Vec<&dyn Array> = self
+                    .body_columns
+                    .iter()
+                    .map(|i| batch.batch.column(*i).as_ref())
+                    .collect();
+                self.text.clear();
+                encoder.encode(&columns, row, &mut self.text);
+                self.text.as_bytes().to_vec()
+            }
+        }
+    }
+}
+
+impl SinkWriter for RocketMqSink {
+    fn write(&mut self, batch: &ChangeBatch) -> Result<()> {
+        let mut by_queue: BTreeMap<u32, Vec<Message>> = BTreeMap::new();
+        for row in 0..batch.num_rows() {
+            let kind = batch.kind(row);
+            let body = match (kind, self.upsert) {
+                (RowKind::Insert, _) | (RowKind::UpdateAfter, true) => self.body(batch, row),
+                (RowKind::UpdateBefore, true) => continue,
+                // A tombstone: the key without a body.
+                (RowKind::Delete, true) => Vec::new(),
+                (_, false) => {
+                    return Err(ConnectorError::new(format!(
+                    "rocketmq table '{}' has no PRIMARY KEY and cannot take update changes ({})",
+                    self.table,
+                    kind.short()
+                )))
+                }
+            };
+            let mut message = Message::new(body);
+            message.keys = self.keys(batch, row);
+            let tag = match self.tag_column {
+                Some(i) => Self::value_text(batch.batch.column(i).as_ref(), row),
+                None => self.static_tag.clone(),
+            };
+            message.tag = tag;
+            let queue = if message.keys.is_empty() {
+                self.next_queue = (self.next_queue + 1) % self.queues;
+                self.next_queue
+            } else {
+                queue_for_key(&message.keys.join(" "), self.queues)
+            };
+            by_queue.entry(queue).or_default().push(message);
+        }
+        for (queue, messages) in by_queue {
+            self.store
+                .append_batch(&self.topic, queue, &messages)
+                .map_err(|e| store_error(&self.table, e))?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.store.flush().map_err(|e| store_error(&self.table, e))
+    }
+}

@@ -1,0 +1,369 @@
+//! The rocketmq source on the embedded store.
+//!
+//! Each queue of the topic is one split; subtask `i` of `n` reads the queues `q` with
+//! `q % n == i`. A queue starts at the group's committed offset when there is one (RocketMQ's
+//! consumer semantics: the startup mode applies to a group without offsets), unless the table
+//! names an explicit start offset or time; otherwise at the startup mode's position (default
+//! `latest`, as rocketmq-flink). The source is unbounded — it waits for new messages until the
+//! job is stopped — unless `scan.bounded.mode = 'latest-offset'` (stop at the end offsets seen
+//! when the source opened) or a stop time is given. Riffle commits the group's offsets itself
+//! (never on a timer): the offsets after a batch are committed when the next batch is asked
+//! for, i.e. once the runtime has taken the batch, and at the end.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow::array::{ArrayRef, BinaryBuilder, StringBuilder};
+use arrow::datatypes::{DataType, Schema, SchemaRef};
+use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use riffle_plan::ConnectorSpec;
+use riffle_store::{Store, StoredMessage};
+
+use super::metadata::{check_keys, MetadataBuilder};
+use super::options::{normalize, BodyFormat, RocketMqOptions, Role, StartupMode};
+use super::{shared_store, store_error};
+use crate::options::Options;
+use crate::rows::RowDecoder;
+use crate::{ConnectorError, Result, SourceReader, SubtaskInfo, BATCH_SIZE};
+
+/// How long an unbounded source waits for new messages before handing back an empty batch (so
+/// the runtime can notice a stop).
+const IDLE_WAIT: Duration = Duration::from_millis(50);
+
+/// Opens source subtask `subtask` of a rocketmq table whose non-computed columns are `schema`.
+pub fn open_source(
+    spec: &ConnectorSpec,
+    schema: SchemaRef,
+    subtask: SubtaskInfo,
+) -> Result<Box<dyn SourceReader>> {
+    let mut options = Options::new(spec);
+    let opts = normalize(spec, Role::Source, &mut options)?;
+    options.finish()?;
+    let metadata_columns = check_keys(spec)?;
+    // Columns come in declaration order; physical ones are decoded from the body.
+    let mut slots = Vec::with_capacity(schema.fields().len());
+    let mut physical_fields = Vec::new();
+    let mut metadata = Vec::new();
+    for field in schema.fields() {
+        match metadata_columns.iter().find(|m| m.column == *field.name()) {
+            Some(m) => {
+                slots.push(Slot::Metadata(metadata.len()));
+                metadata.push(MetadataBuilder::new(m, field.data_type().clone())?);
+            }
+            None => {
+                slots.push(Slot::Physical(physical_fields.len()));
+                physical_fields.push(field.clone());
+            }
+        }
+    }
+    let physical = Arc::new(Schema::new(physical_fields));
+    let body = Body::new(&opts, physical)?;
+    let store = shared_store(&opts.store_dir)?;
+    let queues = store
+        .topic_config(&opts.topic)
+        .map_err(|e| {
+            ConnectorError::new(format!(
+                "rocketmq table '{}': {e} in the embedded store {} (create it with `riffle topic create {} --queues N`)",
+                opts.table,
+                opts.store_dir.display(),
+                opts.topic
+            ))
+        })?
+        .queues;
+    let mut cursors = Vec::new();
+    for queue in (0..queues).filter(|q| *q as usize % subtask.parallelism.max(1) == subtask.index) {
+        cursors.push(start_cursor(&store, &opts, queue)?);
+    }
+    Ok(Box::new(RocketMqSource {
+        store,
+        opts,
+        schema,
+        slots,
+        body,
+        metadata,
+        cursors,
+        next_cursor: 0,
+        uncommitted: false,
+    }))
+}
+
+/// Where one queue is read.
+#[derive(Debug, Clone, Copy)]
+struct Cursor {
+    queue: u32,
+    /// Next offset to read.
+    next: u64,
+    /// Bounded: the end offset captured at start.
+    end: Option<u64>,
+    done: bool,
+}
+
+fn start_cursor(store: &Store, opts: &RocketMqOptions, queue: u32) -> Result<Cursor> {
+    let err = |e| store_error(&opts.table, e);
+    let info = store.queue_info(&opts.topic, queue).map_err(err)?;
+    let committed = match &opts.group {
+        Some(group) if !opts.startup_explicit => store
+            .committed_offset(group, &opts.topic, queue)
+            .map_err(err)?,
+        _ => None,
+    };
+    let next = match committed {
+        Some(offset) => offset,
+        None => match opts.startup {
+            StartupMode::Earliest => info.min_offset,
+            StartupMode::Latest => info.max_offset,
+            StartupMode::Timestamp(ts) => store
+                .offset_for_timestamp(&opts.topic, queue, ts)
+                .map_err(err)?,
+            StartupMode::SpecificOffset(offset) => offset.clamp(info.min_offset, info.max_offset),
+        },
+    };
+    let end = opts.bounded.then_some(info.max_offset);
+    Ok(Cursor {
+        queue,
+        next,
+        end,
+        done: end.is_some_and(|e| next >= e),
+    })
+}
+
+/// Where an output column comes from.
+enum Slot {
+    /// The i-th column decoded from the body.
+    Physical(usize),
+    /// The i-th metadata column.
+    Metadata(usize),
+}
+
+/// Decodes message bodies into the physical columns.
+enum Body {
+    Text(RowDecoder),
+    RawString(StringBuilder),
+    RawBytes(BinaryBuilder),
+}
+
+impl Body {
+    fn new(opts: &RocketMqOptions, physical: SchemaRef) -> Result<Self> {
+        match &opts.body {
+            BodyFormat::Text(format) => Ok(Body::Text(RowDecoder::new(
+                &opts.table,
+                physical,
+                format.clone(),
+            )?)),
+            BodyFormat::Raw => {
+                let [field] = physical.fields().as_ref() else {
+                    return Err(ConnectorError::new(format!(
+                        "The 'raw' format only supports single physical column; table '{}' has {}",
+                        opts.table,
+                        physical.fields().len()
+                    )));
+                };
+                match field.data_type() {
+                    DataType::Utf8 => Ok(Body::RawString(StringBuilder::new())),
+                    DataType::Binary => Ok(Body::RawBytes(BinaryBuilder::new())),
+                    other => Err(ConnectorError::new(format!(
+                        "unsupported feature: a raw-format column '{}' of type {other} (table '{}'; STRING or BYTES)",
+                        field.name(),
+                        opts.table
+                    ))),
+                }
+            }
+        }
+    }
+
+    /// Decodes one message; returns the number of rows it produced.
+    fn decode(&mut self, topic: &str, message: &StoredMessage) -> Result<usize> {
+        let body = &message.message.body;
+        match self {
+            Body::RawBytes(b) => {
+                b.append_value(body);
+                Ok(1)
+            }
+            Body::RawString(b) => {
+                b.append_value(String::from_utf8_lossy(body));
+                Ok(1)
+            }
+            Body::Text(decoder) => {
+                // An empty body is a tombstone (a deleted key): it holds no row.
+                let text = String::from_utf8_lossy(body);
+                let location = || {
+                    format!(
+                        "topic '{topic}' queue {} offset {}",
+                        message.queue, message.offset
+                    )
+                };
+                let mut rows = 0;
+                // One message may hold several rows, one per line (rocketmq-flink's row format).
+                for line in text.split('\n') {
+                    let line = line.trim_end_matches('\r');
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    if decoder.decode(line, &location)? {
+                        rows += 1;
+                    }
+                }
+                Ok(rows)
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Result<Vec<ArrayRef>> {
+        Ok(match self {
+            Body::Text(decoder) => decoder.flush()?.columns().to_vec(),
+            Body::RawString(b) => vec![Arc::new(b.finish())],
+            Body::RawBytes(b) => vec![Arc::new(b.finish())],
+        })
+    }
+}
+
+struct RocketMqSource {
+    store: Arc<Store>,
+    opts: RocketMqOptions,
+    schema: SchemaRef,
+    slots: Vec<Slot>,
+    body: Body,
+    metadata: Vec<MetadataBuilder>,
+    cursors: Vec<Cursor>,
+    next_cursor: usize,
+    /// Offsets moved since the last commit.
+    uncommitted: bool,
+}
+
+impl RocketMqSource {
+    fn commit(&mut self) -> Result<()> {
+        let Some(group) = &self.opts.group else {
+            return Ok(());
+        };
+        if !self.uncommitted {
+            return Ok(());
+        }
+        let offsets: Vec<(u32, u64)> = self.cursors.iter().map(|c| (c.queue, c.next)).collect();
+        self.store
+            .commit_offsets(group, &self.opts.topic, &offsets)
+            .map_err(|e| store_error(&self.opts.table, e))?;
+        self.uncommitted = false;
+        Ok(())
+    }
+
+    /// Reads messages of one queue into the builders; returns the rows added.
+    fn read_queue(&mut self, index: usize, budget: usize) -> Result<usize> {
+        let cursor = self.cursors[index];
+        let limit = match cursor.end {
+            Some(end) => budget.min(end.saturating_sub(cursor.next) as usize),
+            None => budget,
+        };
+        if limit == 0 {
+            self.cursors[index].done = cursor.end.is_some();
+            return Ok(0);
+        }
+        let messages = self
+            .store
+            .read(&self.opts.topic, cursor.queue, cursor.next, limit)
+            .map_err(|e| store_error(&self.opts.table, e))?;
+        if messages.is_empty() && cursor.end.is_some() {
+            // Compaction or retention removed the rest of the bounded range.
+            self.cursors[index].done = true;
+            return Ok(0);
+        }
+        let mut rows = 0;
+        for message in &messages {
+            if cursor.end.is_some_and(|end| message.offset >= end)
+                || self
+                    .opts
+                    .stop_timestamp
+                    .is_some_and(|stop| message.store_timestamp > stop)
+            {
+                self.cursors[index].done = true;
+                break;
+            }
+            self.cursors[index].next = message.offset + 1;
+            self.uncommitted = true;
+            if !self.opts.tag_filter.accepts(message.message.tag.as_deref()) {
+                continue;
+            }
+            let added = self.body.decode(&self.opts.topic, message)?;
+            for _ in 0..added {
+                for m in &mut self.metadata {
+                    m.append(&self.opts.topic, message)?;
+                }
+            }
+            rows += added;
+        }
+        let c = &mut self.cursors[index];
+        if c.end.is_some_and(|end| c.next >= end) {
+            c.done = true;
+        }
+        Ok(rows)
+    }
+
+    fn flush(&mut self, rows: usize) -> Result<RecordBatch> {
+        let physical = self.body.finish()?;
+        let mut metadata = Vec::with_capacity(self.metadata.len());
+        for m in &mut self.metadata {
+            metadata.push(m.finish()?);
+        }
+        let columns = self
+            .slots
+            .iter()
+            .map(|s| match s {
+                Slot::Physical(i) => physical[*i].clone(),
+                Slot::Metadata(i) => metadata[*i].clone(),
+            })
+            .collect();
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        Ok(RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            columns,
+            &options,
+        )?)
+    }
+}
+
+impl SourceReader for RocketMqSource {
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        // The previous batch has been taken by the runtime: its offsets are consumed.
+        self.commit()?;
+        let mut rows = 0;
+        let mut idle_rounds = 0;
+        while rows < BATCH_SIZE {
+            let open: Vec<usize> = (0..self.cursors.len())
+                .filter(|i| !self.cursors[*i].done)
+                .collect();
+            if open.is_empty() {
+                break;
+            }
+            let mut progressed = false;
+            for _ in 0..open.len() {
+                let index = open[self.next_cursor % open.len()];
+                self.next_cursor = self.next_cursor.wrapping_add(1);
+                let before = self.cursors[index].next;
+                rows += self.read_queue(index, BATCH_SIZE - rows)?;
+                progressed |= self.cursors[index].next != before;
+                if rows >= BATCH_SIZE {
+                    break;
+                }
+            }
+            if !progressed {
+                if rows > 0 {
+                    break;
+                }
+                // Nothing new: an unbounded source waits a little, then lets the runtime look
+                // for a stop with an empty batch.
+                idle_rounds += 1;
+                if idle_rounds > 1 {
+                    return self.flush(0).map(Some);
+                }
+                std::thread::sleep(IDLE_WAIT);
+            }
+        }
+        if rows == 0 && self.cursors.iter().all(|c| c.done) {
+            self.commit()?;
+            if let Body::Text(decoder) = &mut self.body {
+                decoder.report_ignored();
+            }
+            return Ok(None);
+        }
+        self.flush(rows).map(Some)
+    }
+}

@@ -1,0 +1,360 @@
+//! Rows in Flink's `csv` and `json` text formats: decoding records into Arrow columns and
+//! encoding rows as records. Shared by every connector that carries text records (files, topic
+//! messages).
+
+use arrow::array::Array;
+use arrow::datatypes::{DataType, SchemaRef};
+use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+
+use crate::csv::{split_record, CsvOptions, CSV_TIMESTAMP_STYLE};
+use crate::json::JsonOptions;
+use crate::options::Options;
+use crate::text::{ColumnBuilder, TimestampStyle};
+use crate::{ConnectorError, Result};
+
+/// A text record format with its options.
+#[derive(Debug, Clone)]
+pub enum TextFormat {
+    /// `csv`
+    Csv(CsvOptions),
+    /// `json` (one object per record)
+    Json(JsonOptions),
+}
+
+impl TextFormat {
+    /// Reads the options of format `name` (`csv` or `json`); `None` for other formats.
+    pub fn from_options(name: &str, options: &mut Options) -> Result<Option<Self>> {
+        Ok(match name {
+            "csv" => Some(TextFormat::Csv(CsvOptions::from_options(options)?)),
+            "json" => Some(TextFormat::Json(JsonOptions::from_options(options)?)),
+            _ => None,
+        })
+    }
+
+    /// The format's name, which is also its option prefix without the dot.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TextFormat::Csv(_) => "csv",
+            TextFormat::Json(_) => "json",
+        }
+    }
+}
+
+/// Whether [`RowEncoder`] can write a column of this type.
+pub fn is_writable_text_type(data_type: &DataType) -> bool {
+    matches!(
+        data_type,
+        DataType::Utf8
+            | DataType::Boolean
+            | DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::Float32
+            | DataType::Float64
+            | DataType::Decimal128(..)
+            | DataType::Date32
+            | DataType::Time32(_)
+            | DataType::Timestamp(..)
+    )
+}
+
+/// Decodes records into batches of `schema`'s columns.
+pub struct RowDecoder {
+    table: String,
+    schema: SchemaRef,
+    format: TextFormat,
+    builders: Vec<ColumnBuilder>,
+    rows: usize,
+    skipped_rows: u64,
+    null_fields: u64,
+}
+
+impl RowDecoder {
+    /// A decoder for `schema` of table `table`, failing on types text cannot hold.
+    pub fn new(table: &str, schema: SchemaRef, format: TextFormat) -> Result<Self> {
+        let builders = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                ColumnBuilder::new(f.data_type()).map_err(|t| {
+                    ConnectorError::new(format!(
+                        "unsupported feature: column '{}' of type {t} in the {} format (table '{table}')",
+                        f.name(),
+                        format.name(),
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            table: table.to_string(),
+            schema,
+            format,
+            builders,
+            rows: 0,
+            skipped_rows: 0,
+            null_fields: 0,
+        })
+    }
+
+    /// The format.
+    pub fn format(&self) -> &TextFormat {
+        &self.format
+    }
+
+    /// Rows decoded since the last [`RowDecoder::flush`].
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Decodes one record (without its line terminator); `Ok(false)` when it was skipped
+    /// (`ignore-parse-errors`). `location` names where the record came from, for errors.
+    pub fn decode(&mut self, record: &str, location: &dyn Fn() -> String) -> Result<bool> {
+        let decoded = match self.format.clone() {
+            TextFormat::Csv(options) => self.csv_record(record, &options, location),
+            TextFormat::Json(options) => self.json_record(record, &options, location),
+        }?;
+        if decoded {
+            self.rows += 1;
+        }
+        Ok(decoded)
+    }
+
+    fn csv_record(
+        &mut self,
+        record: &str,
+        options: &CsvOptions,
+        location: &dyn Fn() -> String,
+    ) -> Result<bool> {
+        let fields = split_record(record, options);
+        let row_error = match &fields {
+            None => Some("unclosed quote".to_string()),
+            Some(f) if f.len() > self.builders.len() => Some(format!(
+                "Too many entries: expected at most {} (value #{})",
+                self.builders.len(),
+                self.builders.len()
+            )),
+            Some(_) => None,
+        };
+        if let Some(message) = row_error {
+            return self.row_error(&message, record, options.ignore_parse_errors, location);
+        }
+        let fields = fields.unwrap_or_default();
+        for (i, builder) in self.builders.iter_mut().enumerate() {
+            let Some(field) = fields.get(i) else {
+                builder.append_null();
+                continue;
+            };
+            if options.null_literal.as_deref() == Some(field.text.as_str()) {
+                builder.append_null();
+                continue;
+            }
+            if let Err(e) = builder.append_text(&field.text, CSV_TIMESTAMP_STYLE) {
+                if !options.ignore_parse_errors {
+                    return Err(ConnectorError::new(format!(
+                        "Failed to deserialize CSV row '{record}' of table '{}' at {}: field '{}': {e}",
+                        self.table,
+                        location(),
+                        self.schema.field(i).name()
+                    )));
+                }
+                builder.append_null();
+                self.null_fields += 1;
+            }
+        }
+        Ok(true)
+    }
+
+    fn json_record(
+        &mut self,
+        record: &str,
+        options: &JsonOptions,
+        location: &dyn Fn() -> String,
+    ) -> Result<bool> {
+        let value: serde_json::Value = match serde_json::from_str(record) {
+            Ok(v) => v,
+            Err(e) => {
+                return self.row_error(
+                    &format!("invalid JSON: {e}"),
+                    record,
+                    options.ignore_parse_errors,
+                    location,
+                )
+            }
+        };
+        let Some(object) = value.as_object() else {
+            return self.row_error(
+                "not a JSON object",
+                record,
+                options.ignore_parse_errors,
+                location,
+            );
+        };
+        if options.fail_on_missing_field {
+            if let Some(missing) = self
+                .schema
+                .fields()
+                .iter()
+                .find(|f| !object.contains_key(f.name()))
+            {
+                let message = format!("Could not find field with name '{}'.", missing.name());
+                return self.row_error(&message, record, options.ignore_parse_errors, location);
+            }
+        }
+        for (i, builder) in self.builders.iter_mut().enumerate() {
+            let name = self.schema.field(i).name();
+            let text = match object.get(name) {
+                None | Some(serde_json::Value::Null) => {
+                    builder.append_null();
+                    continue;
+                }
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+            };
+            if let Err(e) = builder.append_text(&text, options.timestamp_style) {
+                if !options.ignore_parse_errors {
+                    return Err(ConnectorError::new(format!(
+                        "Failed to deserialize JSON '{record}' of table '{}' at {}: field '{name}': {e}",
+                        self.table,
+                        location()
+                    )));
+                }
+                builder.append_null();
+                self.null_fields += 1;
+            }
+        }
+        Ok(true)
+    }
+
+    fn row_error(
+        &mut self,
+        message: &str,
+        record: &str,
+        ignore: bool,
+        location: &dyn Fn() -> String,
+    ) -> Result<bool> {
+        if ignore {
+            self.skipped_rows += 1;
+            return Ok(false);
+        }
+        Err(ConnectorError::new(format!(
+            "Failed to deserialize row '{record}' of table '{}' at {}: {message}",
+            self.table,
+            location()
+        )))
+    }
+
+    /// The rows decoded so far as one batch (possibly empty); starts a new batch.
+    pub fn flush(&mut self) -> Result<RecordBatch> {
+        let mut columns = Vec::with_capacity(self.builders.len());
+        for b in &mut self.builders {
+            columns.push(b.finish().map_err(ConnectorError::new)?);
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(self.rows));
+        self.rows = 0;
+        Ok(RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            columns,
+            &options,
+        )?)
+    }
+
+    /// Reports (once, on stderr) how many rows `ignore-parse-errors` skipped or nulled.
+    pub fn report_ignored(&mut self) {
+        if self.skipped_rows > 0 || self.null_fields > 0 {
+            eprintln!(
+                "riffle: table '{}': {} malformed row(s) skipped, {} field(s) set to NULL (ignore-parse-errors)",
+                self.table, self.skipped_rows, self.null_fields
+            );
+            self.skipped_rows = 0;
+            self.null_fields = 0;
+        }
+    }
+}
+
+/// Encodes rows as records in Flink's CSV or JSON text form.
+pub struct RowEncoder {
+    names: Vec<String>,
+    format: TextFormat,
+}
+
+impl RowEncoder {
+    /// An encoder for columns named `names`.
+    pub fn new(names: Vec<String>, format: TextFormat) -> Self {
+        Self { names, format }
+    }
+
+    /// Appends row `row` of `columns` (without a line terminator) to `out`.
+    pub fn encode(&self, columns: &[&dyn Array], row: usize, out: &mut String) {
+        match &self.format {
+            TextFormat::Json(_) => {
+                out.push('{');
+                for (i, column) in columns.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    let name = self.names.get(i).cloned().unwrap_or_default();
+                    out.push_str(&serde_json::Value::String(name).to_string());
+                    out.push(':');
+                    if column.is_null(row) {
+                        out.push_str("null");
+                    } else {
+                        self.value(*column, row, out);
+                    }
+                }
+                out.push('}');
+            }
+            TextFormat::Csv(o) => {
+                for (i, column) in columns.iter().enumerate() {
+                    if i > 0 {
+                        out.push(o.field_delimiter);
+                    }
+                    if column.is_null(row) {
+                        out.push_str(o.null_literal.as_deref().unwrap_or_default());
+                    } else {
+                        self.value(*column, row, out);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Appends one non-null value in the text form of Flink's CSV / JSON formats.
+    fn value(&self, array: &dyn Array, row: usize, out: &mut String) {
+        let iso =
+            matches!(&self.format, TextFormat::Json(o) if o.timestamp_style == TimestampStyle::Iso);
+        let mut text = String::new();
+        let quoted = match array.data_type() {
+            DataType::Utf8 | DataType::Date32 | DataType::Time32(_) | DataType::Timestamp(..) => {
+                if !crate::format::write_sql_temporal(&mut text, array, row, iso) {
+                    crate::format::write_value(&mut text, array, row);
+                }
+                true
+            }
+            _ => {
+                crate::format::write_value(&mut text, array, row);
+                false
+            }
+        };
+        match &self.format {
+            TextFormat::Json(_) if quoted => {
+                out.push_str(&serde_json::Value::String(text).to_string())
+            }
+            TextFormat::Json(_) => out.push_str(&text),
+            TextFormat::Csv(o) => {
+                let needs_quotes = o.quote.is_some()
+                    && (text.contains(o.field_delimiter)
+                        || o.quote.is_some_and(|q| text.contains(q))
+                        || text.contains(['\n', '\r']));
+                match o.quote {
+                    Some(q) if needs_quotes => {
+                        out.push(q);
+                        out.push_str(&text.replace(q, &format!("{q}{q}")));
+                        out.push(q);
+                    }
+                    _ => out.push_str(&text),
+                }
+            }
+        }
+    }
+}
