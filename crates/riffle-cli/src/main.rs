@@ -1,6 +1,7 @@
 //! The `riffle` binary: a thin clap front over Riffle's library crates.
 
 mod check;
+mod compat;
 mod explain;
 mod export;
 mod migrate;
@@ -33,6 +34,8 @@ enum Command {
     Migrate(migrate::MigrateArgs),
     /// Turn a Riffle job into what runs on Apache Flink (SQL for a release + deployment bundle).
     Export(export::ExportArgs),
+    /// Run the Flink conformance suite on the engine (`compat run compat-tests/`).
+    Compat(compat::CompatArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,5 +47,6 @@ fn main() -> ExitCode {
         Command::Topic(args) => topic::run(args),
         Command::Migrate(args) => migrate::run(args),
         Command::Export(args) => export::run(args),
+        Command::Compat(args) => compat::run(args),
     }
 }

@@ -7,7 +7,8 @@ use serde::Serialize;
 use similar::TextDiff;
 
 use crate::case::{CompareMode, Expected, ExpectedRows};
-use crate::row::{split_sink, PrintedRow, RowKind};
+use crate::float::{self, FloatWidth};
+use crate::row::{split_sink, PrintedRow, RowKind, Value};
 
 /// What the engine under test produced for a case.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -151,10 +152,17 @@ struct Entry {
 }
 
 impl Entry {
-    fn new(line: &str) -> Entry {
+    /// Reads a printed line; `floats` gives the floating-point width of each column, whose
+    /// values are compared at Flink's printed precision.
+    fn new(line: &str, floats: &[Option<FloatWidth>]) -> Entry {
         match PrintedRow::parse(line) {
             Ok(p) => {
-                let row = p.row.canonical();
+                let mut row = p.row.canonical();
+                for (field, width) in row.fields.iter_mut().zip(floats) {
+                    if let (Value::Scalar(text), Some(width)) = (&*field, width) {
+                        *field = Value::Scalar(float::canonical(text, *width));
+                    }
+                }
                 let values = row
                     .fields
                     .iter()
@@ -210,8 +218,17 @@ impl Entry {
 }
 
 fn compare_rows(expected: &ExpectedRows, actual: &[String], result: &mut Comparison) {
-    let want: Vec<Entry> = expected.rows.iter().map(|l| Entry::new(l)).collect();
-    let got: Vec<Entry> = actual.iter().map(|l| Entry::new(l)).collect();
+    let floats = expected
+        .columns
+        .as_deref()
+        .map(float::float_columns)
+        .unwrap_or_default();
+    let want: Vec<Entry> = expected
+        .rows
+        .iter()
+        .map(|l| Entry::new(l, &floats))
+        .collect();
+    let got: Vec<Entry> = actual.iter().map(|l| Entry::new(l, &floats)).collect();
     if expected.ordered {
         check(
             result,
@@ -544,5 +561,74 @@ mod tests {
         let Some(e) = &case.expected else { panic!() };
         assert!(compare(e, &ActualOutput::Rows(rows(&["+I[a, 1]", "+U[a, 2]"]))).passed());
         assert!(!compare(e, &ActualOutput::Rows(rows(&["+I[a, 2]", "+U[a, 1]"]))).passed());
+    }
+
+    fn typed(lines: &[&str], types: &[&str]) -> ExpectedRows {
+        let mut e = expected(lines);
+        e.columns = Some(
+            types
+                .iter()
+                .enumerate()
+                .map(|(i, t)| crate::case::Column {
+                    name: format!("c{i}"),
+                    data_type: t.to_string(),
+                })
+                .collect(),
+        );
+        e
+    }
+
+    #[test]
+    fn doubles_compare_at_flinks_printed_precision() {
+        let e = typed(
+            &["+I[a, 1.0E8, 0.1]"],
+            &["STRING", "DOUBLE", "DOUBLE NOT NULL"],
+        );
+        assert!(run(e.clone(), &["+I[a, 100000000.0, 0.1]"]).passed());
+        let c = run(e, &["+I[a, 1.0E8, 0.10000000000000002]"]);
+        assert_eq!(c.mismatches[0].check, Check::Multiset);
+        // A column not typed as floating point keeps its text, e.g. a string.
+        let e = typed(&["+I[1.0E8]"], &["STRING"]);
+        assert!(!run(e, &["+I[100000000.0]"]).passed());
+    }
+
+    #[test]
+    fn floats_are_canonical_in_keys_and_final_tables_too() {
+        let mut e = typed(
+            &["+I[1.0E7, 1]", "-U[1.0E7, 1]", "+U[1.0E7, 2]"],
+            &["DOUBLE", "BIGINT"],
+        );
+        e.key_indices = Some(vec![0]);
+        assert!(run(e, &["+I[10000000.0, 1]", "-U[10000000.0, 1]", "+U[1e7, 2]"]).passed());
+    }
+
+    #[test]
+    fn decimals_keep_their_scale() {
+        let e = typed(&["+I[4.00]"], &["DECIMAL(10, 2)"]);
+        assert!(!run(e, &["+I[4.0]"]).passed());
+    }
+
+    #[test]
+    fn timestamps_compare_as_flink_prints_them() {
+        let e = typed(&["+I[2020-04-15T08:00]"], &["TIMESTAMP(3)"]);
+        assert!(run(e.clone(), &["+I[2020-04-15T08:00]"]).passed());
+        assert!(!run(e.clone(), &["+I[2020-04-15T08:00:00]"]).passed());
+        assert!(!run(e, &["+I[2020-04-15 08:00:00.000]"]).passed());
+    }
+
+    #[test]
+    fn updating_results_check_changelog_and_final_table() {
+        // Keys interleave freely; losing b's delete breaks b's changelog and leaves b behind.
+        let e = expected(&["+I[a, 1]", "-U[a, 1]", "+U[a, 2]", "+I[b, 1]", "-D[b, 1]"]);
+        assert!(run(
+            e.clone(),
+            &["+I[b, 1]", "+I[a, 1]", "-D[b, 1]", "-U[a, 1]", "+U[a, 2]"]
+        )
+        .passed());
+        let c = run(e, &["+I[a, 1]", "-U[a, 1]", "+U[a, 2]", "+I[b, 1]"]);
+        assert_eq!(
+            c.mismatches.iter().map(|m| m.check).collect::<Vec<_>>(),
+            vec![Check::Changelog, Check::FinalTable]
+        );
     }
 }

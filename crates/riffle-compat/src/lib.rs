@@ -11,7 +11,12 @@
 //! * compares an engine's output with a case's expectation ([`compare`]) following the rules
 //!   documented on that function, with a unified diff when they differ.
 //!
-//! It has no dependency on an engine: a runner materialises the inputs
+//! * runs cases on Riffle's engine ([`run_case`], [`run_suite`]) with a pass / fail (with a
+//!   diff) / unsupported (with the feature named) verdict each, used by `riffle compat run` and
+//!   by this crate's `conformance` test (the regression ratchet);
+//! * renders the compatibility matrix `docs/compatibility.md` from a run ([`render_matrix`]).
+//!
+//! Parsing and comparing do not depend on the engine: any runner materialises the inputs
 //! ([`Case::write_inputs`]), runs the statements from [`Case::statements_with_paths`] with
 //! [`Case::effective_config`], and hands the printed rows (or the error) to [`compare`]:
 //!
@@ -46,11 +51,16 @@
 
 mod case;
 mod compare;
+mod float;
+mod matrix;
 mod row;
+mod runner;
 
 pub use case::{
     load_cases, Case, CaseError, CaseOptions, Column, CompareMode, Expected, ExpectedError,
     ExpectedRows, Input, HARNESS_DEFAULTS,
 };
 pub use compare::{compare, ActualOutput, Check, Comparison, Mismatch};
+pub use matrix::{render_matrix, MATRIX_COMMAND, MATRIX_PATH};
 pub use row::{PrintedRow, Row, RowKind, RowParseError, Value};
+pub use runner::{run_case, run_suite, CaseResult, Outcome, Summary};
