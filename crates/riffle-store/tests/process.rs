@@ -17,11 +17,17 @@ use riffle_store::{FlushMode, Message, Store, StoreOptions, TopicConfig};
 
 const KILL_CHILD_ENV: &str = "RIFFLE_STORE_TEST_KILL_CHILD_DIR";
 const LOCK_CHILD_ENV: &str = "RIFFLE_STORE_TEST_LOCK_CHILD_DIR";
+/// Set to `async` to make the kill child append in [`FlushMode::Async`].
+const KILL_CHILD_MODE_ENV: &str = "RIFFLE_STORE_TEST_KILL_CHILD_MODE";
 const QUEUES: u32 = 2;
 
 fn sync_options() -> StoreOptions {
+    options(FlushMode::Sync)
+}
+
+fn options(flush_mode: FlushMode) -> StoreOptions {
     StoreOptions {
-        flush_mode: FlushMode::Sync,
+        flush_mode,
         // Small segments so that kills also land around segment rolls.
         segment_bytes: 16 * 1024,
         maintenance_interval: None,
@@ -45,14 +51,18 @@ fn message_for(queue: u32, offset: u64) -> Message {
     m
 }
 
-/// Child entry: appends forever (up to a time bound) in sync mode, printing every acknowledged
+/// Child entry: appends forever (up to a time bound), printing every acknowledged
 /// range as `ACK <queue> <first offset> <count>`.
 #[test]
 fn kill_child_entry() {
     let Ok(dir) = std::env::var(KILL_CHILD_ENV) else {
         return;
     };
-    let store = Store::open(&dir, sync_options()).unwrap();
+    let mode = match std::env::var(KILL_CHILD_MODE_ENV).as_deref() {
+        Ok("async") => FlushMode::Async,
+        _ => FlushMode::Sync,
+    };
+    let store = Store::open(&dir, options(mode)).unwrap();
     if !store.topics().contains(&"t".to_string()) {
         store
             .create_topic(
@@ -125,6 +135,19 @@ fn log_bytes_on_disk(dir: &Path, queue: u32) -> u64 {
 
 #[test]
 fn acknowledged_appends_survive_sigkill() {
+    kill_rounds("sync");
+}
+
+/// In async flush mode an acknowledged append has been written (not fsynced): it must survive
+/// the death of the process, which leaves the page cache intact.
+#[test]
+fn acknowledged_async_appends_survive_sigkill() {
+    kill_rounds("async");
+}
+
+/// Rounds of: start a child appending in `mode`, SIGKILL it at a random moment, reopen and check
+/// that every acknowledged message is there and nothing follows the last record.
+fn kill_rounds(mode: &str) {
     let dir = tempfile::tempdir().unwrap();
     let exe = std::env::current_exe().unwrap();
     let seed = std::time::SystemTime::now()
@@ -146,6 +169,7 @@ fn acknowledged_appends_survive_sigkill() {
                 "--test-threads=1",
             ])
             .env(KILL_CHILD_ENV, dir.path())
+            .env(KILL_CHILD_MODE_ENV, mode)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
