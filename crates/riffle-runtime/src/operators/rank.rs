@@ -139,14 +139,14 @@ struct TopNRank {
     schema: SchemaRef,
 }
 
-impl TopNRank {
-    /// The kept ranks of `rows`.
-    fn window(&self, rows: &[Ranked]) -> Vec<Ranked> {
-        let from = self.spec.start.saturating_sub(1).min(rows.len());
-        let to = self.spec.end.min(rows.len());
-        rows[from..to].to_vec()
-    }
+/// The kept ranks `start..=end` of `rows`.
+fn kept(rows: &[Ranked], start: usize, end: usize) -> Vec<Ranked> {
+    let from = start.saturating_sub(1).min(rows.len());
+    let to = end.min(rows.len());
+    rows[from..to].to_vec()
+}
 
+impl TopNRank {
     fn emit_changes(&self, before: &[Ranked], after: &[Ranked], out: &mut RowsOut) {
         let start = self.spec.start;
         if self.spec.output_rank || start > 1 {
@@ -192,7 +192,7 @@ impl StreamOperator for TopNRank {
             let key = keys.row(row).owned();
             let sort = sorts.row(row);
             let values = key_values(&batch.batch, &all, row)?;
-            let end = self.spec.end;
+            let (start, end) = (self.spec.start, self.spec.end);
             let append_only = self.append_only;
             let Some(rows) = (if batch.kind(row).is_addition() {
                 Some(self.partitions.get_or_insert_with(&key, Vec::new))
@@ -207,7 +207,7 @@ impl StreamOperator for TopNRank {
                 if append_only && position >= end {
                     continue; // cannot enter the top
                 }
-                before = rows.clone();
+                before = kept(rows, start, end);
                 rows.insert(
                     position,
                     Ranked {
@@ -226,12 +226,11 @@ impl StreamOperator for TopNRank {
                 let Some(found) = (from..to).find(|i| rows[*i].values == values) else {
                     continue; // retraction of a row never kept
                 };
-                before = rows.clone();
+                before = kept(rows, start, end);
                 rows.remove(found);
             }
-            let after = rows.clone();
-            let empty = after.is_empty();
-            let (before, after) = (self.window(&before), self.window(&after));
+            let after = kept(rows, start, end);
+            let empty = rows.is_empty();
             self.emit_changes(&before, &after, &mut emitted);
             if empty {
                 self.partitions.remove(&key);
