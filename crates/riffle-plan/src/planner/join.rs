@@ -38,7 +38,14 @@ pub(super) fn prepare(plan: LogicalPlan) -> DfResult<LogicalPlan> {
         Arc::new(DecorrelatePredicateSubquery::new()),
         Arc::new(ScalarSubqueryToJoin::new()),
     ];
-    let plan = Optimizer::with_rules(rules).optimize(plan, &OptimizerContext::new(), |_, _| {})?;
+    // Uncorrelated scalar subqueries become joins too (DataFusion would otherwise leave them
+    // to its batch executor).
+    let mut options = datafusion::config::ConfigOptions::default();
+    options
+        .optimizer
+        .enable_physical_uncorrelated_scalar_subquery = false;
+    let context = OptimizerContext::new_with_config_options(Arc::new(options));
+    let plan = Optimizer::with_rules(rules).optimize(plan, &context, |_, _| {})?;
     check_set_operations(&plan)?;
     plan.transform_up(|node| match node {
         LogicalPlan::Filter(filter)
