@@ -115,6 +115,14 @@ SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE j, DESCRIPTOR(ots), INTERV
             "requires the timecol is a time attribute",
         ),
         (
+            "SELECT a.id FROM
+(SELECT window_start, window_end, id, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ots), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, id) a
+JOIN (SELECT window_start, window_end, oid, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE shipments, DESCRIPTOR(sts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, oid) b
+ON a.id = b.oid AND a.window_start = b.window_start AND a.window_end = b.window_end;",
+            UNSUPPORTED,
+            "window joins over the results of window aggregations",
+        ),
+        (
             "CREATE TABLE sink (id INT, name STRING) WITH ('connector' = 'filesystem', 'path' = '/tmp/x', 'format' = 'csv');
 INSERT INTO sink SELECT c.id, s.note FROM customers c LEFT JOIN shipments s ON c.id = s.oid;",
             PLAN_ERROR,

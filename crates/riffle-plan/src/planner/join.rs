@@ -332,7 +332,7 @@ impl GraphBuilder<'_> {
 
         let insert_only = left.changelog == ChangelogMode::InsertOnly
             && right.changelog == ChangelogMode::InsertOnly;
-        let flavor = self.flavor(join, &keys, &residual, &both, &left, &right, insert_only);
+        let flavor = self.flavor(join, &keys, &residual, &both, &left, &right, insert_only)?;
 
         // Key columns, computed in a Calc before the join when they are expressions.
         let (left_key_exprs, right_key_exprs): (Vec<Expr>, Vec<Expr>) = keys
@@ -470,7 +470,7 @@ impl GraphBuilder<'_> {
         left: &Node,
         right: &Node,
         insert_only: bool,
-    ) -> Flavor {
+    ) -> PlanResult<Flavor> {
         // Window join: equal window_start and window_end of two window TVFs.
         let window_column = |plan: &LogicalPlan, e: &Expr| -> Option<usize> {
             let Expr::Column(c) = e else { return None };
@@ -492,10 +492,27 @@ impl GraphBuilder<'_> {
             }
         }
         if let (true, Some(end_key)) = (start, end_key) {
-            return Flavor::Window { end_key };
+            return Ok(Flavor::Window { end_key });
+        }
+        // Equal window bounds that do not come straight from window TVFs (e.g. the outputs of
+        // window aggregations) make a window join in Flink too; a regular join would emit a
+        // different changelog.
+        let named = |plan: &LogicalPlan, e: &Expr, name: &str| {
+            matches!(e, Expr::Column(c) if c.name == name)
+                && plan.schema().fields().iter().any(|f| f.name() == name)
+        };
+        let equal_bound = |name: &str| {
+            keys.iter()
+                .any(|k| named(&join.left, &k.left, name) && named(&join.right, &k.right, name))
+        };
+        if equal_bound("window_start") && equal_bound("window_end") {
+            return Err(unsupported(
+                "window joins over the results of window aggregations or other window operations",
+                self.span,
+            ));
         }
         if !insert_only || matches!(join.join_type, DfJoinType::LeftSemi | DfJoinType::LeftAnti) {
-            return Flavor::Regular;
+            return Ok(Flavor::Regular);
         }
         let rowtime: Vec<bool> = left
             .fields
@@ -508,14 +525,14 @@ impl GraphBuilder<'_> {
         for c in residual {
             bounds.conjunct(c, both, &rowtime, left_width);
         }
-        match bounds.interval() {
+        Ok(match bounds.interval() {
             Some((l, r, lower, upper)) => Flavor::Interval {
                 times: (l, r - left_width),
                 lower,
                 upper,
             },
             None => Flavor::Regular,
-        }
+        })
     }
 
     /// The input with its key expressions as columns: their indices, after a Calc appending
