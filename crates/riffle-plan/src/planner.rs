@@ -826,9 +826,15 @@ fn int_literals(plan: LogicalPlan, session: &FlinkSession) -> DfResult<LogicalPl
     plan.transform_up_with_subqueries(|node| {
         // Output names stay as they were, so references from parent nodes still resolve.
         let preserver = NamePreserver::new(&node);
+        let mut schema = datafusion::common::DFSchema::empty();
+        for input in node.inputs() {
+            schema.merge(input.schema());
+        }
         let node = node.map_expressions(|e| {
             let saved = preserver.save(&e);
             let rewritten = crate::session::flink_int_literals(e)?;
+            let rewritten = rewritten
+                .transform_data(|e| crate::functions::string_casts(e, &schema, &registry))?;
             let rewritten =
                 rewritten.transform_data(|e| crate::session::resolve_functions(e, &registry))?;
             Ok(rewritten.update_data(|e| saved.restore(e)))

@@ -104,17 +104,19 @@ impl FlinkSession {
             },
             schema,
         )?;
-        self.flinkify(expr)
+        self.flinkify(expr, schema)
     }
 
     /// Plans SQL text (as printed by [`Self::expr_to_sql`]) over `schema`.
     pub fn logical_from_sql(&self, sql: &str, schema: &DFSchema) -> DfResult<Expr> {
-        self.flinkify(self.state.create_logical_expr(sql, schema)?)
+        self.flinkify(self.state.create_logical_expr(sql, schema)?, schema)
     }
 
-    /// Flink's literal types and Riffle's Flink functions in a freshly planned expression.
-    fn flinkify(&self, expr: Expr) -> DfResult<Expr> {
+    /// Flink's literal types, casts from strings and Riffle's Flink functions in a freshly
+    /// planned expression over `schema`.
+    fn flinkify(&self, expr: Expr, schema: &DFSchema) -> DfResult<Expr> {
         let expr = flink_int_literals(expr)?.data;
+        let expr = functions::string_casts(expr, schema, self.state.scalar_functions())?.data;
         Ok(resolve_functions(expr, self.state.scalar_functions())?.data)
     }
 

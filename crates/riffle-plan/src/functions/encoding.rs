@@ -124,7 +124,7 @@ fn url_decode(s: &str) -> Option<String> {
 }
 
 /// True when Java parses `s` as an `int`, `long` or `double` (`IS_DECIMAL`).
-fn is_java_number(s: &str) -> bool {
+pub(super) fn is_java_number(s: &str) -> bool {
     // Double.parseDouble trims characters up to U+0020 first.
     let t = s.trim_matches(|c: char| c <= ' ');
     if s.is_empty() || t.is_empty() {

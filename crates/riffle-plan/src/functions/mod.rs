@@ -8,6 +8,7 @@
 //! behaviour.
 
 mod aggregate;
+mod cast;
 mod encoding;
 mod math;
 mod regex;
@@ -17,6 +18,7 @@ mod syntax;
 mod temporal;
 mod zone;
 
+pub use cast::{is_string_cast_target, string_casts};
 pub use syntax::rewrite_calls;
 pub use zone::LocalZone;
 
@@ -76,6 +78,7 @@ fn riffle_functions() -> Vec<ScalarUDF> {
         .chain(encoding::row_functions())
         .chain(math::row_functions())
         .chain(temporal::row_functions())
+        .chain(cast::row_functions())
         .map(row::udf);
     let mut functions = vec![
         ScalarUDF::from(temporal::Proctime::new()),

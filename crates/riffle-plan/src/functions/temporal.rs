@@ -289,7 +289,7 @@ fn parse_with_pattern(s: &str, pattern: &str) -> Option<i64> {
 }
 
 /// Days since 1970-01-01 of a valid civil date.
-fn epoch_day(y: i64, m: u32, d: u32) -> Option<i64> {
+pub(super) fn epoch_day(y: i64, m: u32, d: u32) -> Option<i64> {
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     let days_in_month = [
         31,
