@@ -145,12 +145,12 @@ fn verified_cast(source: &DataType, target: &DataType) -> bool {
     match (source, target) {
         (s, t) if s == t => true,
         (Null, _) => true,
+        // Replaced by Riffle's Flink casts (crate::functions::string_casts).
+        (Utf8 | Utf8View | LargeUtf8, t) => crate::functions::is_string_cast_target(t),
         (s, t) if int_digits(s).is_some() && int_digits(t).is_some() => {
             int_digits(s) <= int_digits(t)
         }
         (s, Float64) => s.is_numeric(),
-        // Replaced by Riffle's Flink casts (crate::functions::string_casts).
-        (Utf8 | Utf8View | LargeUtf8, t) => crate::functions::is_string_cast_target(t),
         // Integers print as their decimal digits in both engines.
         (s, Utf8) => int_digits(s).is_some(),
         (Decimal128(p1, s1), Decimal128(p2, s2)) => {

@@ -37,6 +37,7 @@ pub fn is_string_cast_target(target: &DataType) -> bool {
             | DataType::Date32
             | DataType::Timestamp(_, None)
             | DataType::Time32(_)
+            | DataType::Time64(_)
     )
 }
 
@@ -100,7 +101,7 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
 
 fn error(s: &str, target: &DataType) -> DfResult<ScalarValue> {
     match target {
-        DataType::Date32 | DataType::Timestamp(..) | DataType::Time32(_) => {
+        DataType::Date32 | DataType::Timestamp(..) | DataType::Time32(_) | DataType::Time64(_) => {
             exec_err!("For input string: '{s}'.")
         }
         _ => exec_err!("For input string: '{s}'. Invalid character found."),
@@ -149,6 +150,13 @@ fn parse(s: &str, target: &DataType) -> Option<ScalarValue> {
                 TimeUnit::Millisecond => ScalarValue::TimestampMillisecond(Some(v), None),
                 TimeUnit::Microsecond => ScalarValue::TimestampMicrosecond(Some(v), None),
                 TimeUnit::Nanosecond => ScalarValue::TimestampNanosecond(Some(v), None),
+            }
+        }
+        DataType::Time64(unit) => {
+            let nanos = i64::try_from(parse_time_nanos(s)?).ok()?;
+            match unit {
+                TimeUnit::Microsecond => ScalarValue::Time64Microsecond(Some(nanos / 1_000)),
+                _ => ScalarValue::Time64Nanosecond(Some(nanos)),
             }
         }
         DataType::Time32(unit) => {
