@@ -67,10 +67,15 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
         RowFunction::new("url_decode", &[&[Str]], DataType::Utf8, |v| {
             Ok(string(url_decode(text_of(&v[0]))))
         }),
-        RowFunction::new("hash_code", &[&[Str]], DataType::Int32, |v| {
-            Ok(ScalarValue::Int32(Some(
-                java_hash(text_of(&v[0])).wrapping_abs(),
-            )))
+        // Strings: |String.hashCode()| (Integer.MIN_VALUE stays negative); integers: their
+        // boxed hashCode (the value; a BIGINT folds its two halves).
+        RowFunction::new("hash_code", &[&[Str], &[Int]], DataType::Int32, |v| {
+            let hash = match (&v[0], int(&v[0])) {
+                (ScalarValue::Int64(_), Some(x)) => (x ^ ((x as u64) >> 32) as i64) as i32,
+                (_, Some(x)) => x as i32,
+                (s, None) => java_hash(text_of(s)).wrapping_abs(),
+            };
+            Ok(ScalarValue::Int32(Some(hash)))
         }),
         class_fn("is_alpha", |s| {
             !s.is_empty() && s.chars().all(char::is_alphabetic)
