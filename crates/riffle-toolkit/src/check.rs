@@ -24,7 +24,8 @@ pub fn check_all(jobs: &[JobSource]) -> Vec<JobReport> {
     jobs.par_iter().map(check_job).collect()
 }
 
-/// Checks one job: parse errors, semantic errors (Flink's rules), then every feature it uses.
+/// Checks one job: parse errors, semantic errors (Flink's rules), every feature it uses, and the
+/// engine's own verdict (the planner `riffle run` uses).
 pub fn check_job(job: &JobSource) -> JobReport {
     let parsed = riffle_sql::parse_script(&job.text);
     let analysis = riffle_catalog::analyze(&parsed.script);
@@ -44,6 +45,9 @@ pub fn check_job(job: &JobSource) -> JobReport {
         if let Some(finding) = classify(&feature_use) {
             findings.push(finding);
         }
+    }
+    if !findings.iter().any(|f| f.status == Status::Error) {
+        findings.extend(engine_findings(&parsed.script, &findings));
     }
     findings.sort_by_key(|f| (f.span.start, f.span.end));
 
@@ -93,6 +97,34 @@ fn from_diagnostic(diagnostic: &Diagnostic, statements: &[Statement]) -> Finding
         help: diagnostic.help.clone(),
         statement,
     }
+}
+
+/// What the engine itself rejects when it plans the job exactly as `riffle run` would (only asked
+/// once the job is free of errors). The planner reaches constructs the feature registry does not
+/// name (a particular cast, a function's argument types), so its verdict is part of every report;
+/// a rejection at a place the registry already reported as unsupported adds nothing.
+fn engine_findings(script: &riffle_sql::ast::Script, registry: &[Finding]) -> Vec<Finding> {
+    let Err(diagnostics) = riffle_plan::plan_script(script) else {
+        return Vec::new();
+    };
+    diagnostics
+        .iter()
+        .filter(|d| {
+            !registry
+                .iter()
+                .any(|f| f.status >= Status::Unsupported && f.span == d.span)
+        })
+        .map(|d| {
+            // Analysis applied Flink's rules and found nothing wrong, so a statement the planner
+            // cannot plan is Riffle's limitation, not the job's fault.
+            let mut finding = from_diagnostic(d, &script.statements);
+            finding.status = Status::Unsupported;
+            finding.help.get_or_insert_with(|| {
+                "the Riffle engine cannot run this statement as written yet".to_string()
+            });
+            finding
+        })
+        .collect()
 }
 
 /// Classifies one feature use with the support registry, or `None` when nothing is worth reporting
