@@ -2,7 +2,22 @@
 
 use std::fmt::Write;
 
-use crate::graph::{JobGraph, JoinSpec, Operator, OperatorKind, Partitioning};
+use crate::graph::{JobGraph, JoinSpec, NamedExpr, Operator, OperatorKind, Partitioning};
+
+/// `expr AS name, ...` (just `name` where the expression is the column itself).
+fn select_list(projection: &[NamedExpr]) -> String {
+    projection
+        .iter()
+        .map(|p| {
+            if p.sql == p.name {
+                p.name.clone()
+            } else {
+                format!("{} AS {}", p.sql, p.name)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// A one-line description of an operator (`Calc(filter=[...], select=[...])`).
 pub fn describe(op: &Operator) -> String {
@@ -15,20 +30,18 @@ pub fn describe(op: &Operator) -> String {
         }
         OperatorKind::Values { rows } => format!("Values(rows=[{}])", rows.len()),
         OperatorKind::Calc { filter, projection } => {
-            let select: Vec<String> = projection
-                .iter()
-                .map(|p| {
-                    if p.sql == p.name {
-                        p.name.clone()
-                    } else {
-                        format!("{} AS {}", p.sql, p.name)
-                    }
-                })
-                .collect();
+            let select = select_list(projection);
             match filter {
-                Some(f) => format!("Calc(select=[{}], where=[{f}])", select.join(", ")),
-                None => format!("Calc(select=[{}])", select.join(", ")),
+                Some(f) => format!("Calc(select=[{select}], where=[{f}])"),
+                None => format!("Calc(select=[{select}])"),
             }
+        }
+        OperatorKind::Expand { projections } => {
+            let projects: Vec<String> = projections
+                .iter()
+                .map(|p| format!("{{{}}}", select_list(p)))
+                .collect();
+            format!("Expand(projects=[{}])", projects.join(", "))
         }
         OperatorKind::WatermarkAssigner {
             rowtime,

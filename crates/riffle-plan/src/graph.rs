@@ -176,6 +176,12 @@ pub enum OperatorKind {
         /// Output columns.
         projection: Vec<NamedExpr>,
     },
+    /// Emits every input row once per projection, in projection order (Flink's `Expand`, which
+    /// feeds `GROUPING SETS` aggregations one row per grouping set).
+    Expand {
+        /// Per output copy, its columns (all projections share the operator's schema).
+        projections: Vec<Vec<NamedExpr>>,
+    },
     /// Assigns watermarks from a rowtime column (Flink's `WatermarkAssigner`).
     WatermarkAssigner {
         /// Index of the rowtime column.

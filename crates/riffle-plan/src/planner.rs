@@ -41,7 +41,10 @@ use crate::session::{quote_ident, FlinkSession};
 use crate::types::{arrow_type, flink_type};
 use crate::window::{WindowTvfNode, WINDOW_COLUMNS};
 
+mod grouping_sets;
 mod join;
+
+use grouping_sets::GroupingSets;
 
 mod over_plan;
 mod rank_plan;
@@ -1890,25 +1893,51 @@ impl GraphBuilder<'_> {
         out_schema: &DFSchema,
     ) -> PlanResult<Node> {
         let span = self.span;
-        check_functions(&exprs.iter().chain(filter).collect::<Vec<_>>(), span)?;
-        let input_schema = input.arrow_schema()?;
-        let df = DFSchema::try_from(input_schema.clone()).map_err(|e| df_error(e, span))?;
-        // Every expression is compiled now, so what the runtime cannot evaluate is rejected
-        // before the job starts.
-        let compile = |sql: &str| {
-            self.session
-                .physical_expr(sql, &input_schema)
-                .map(|_| ())
-                .map_err(|e| df_error(e, span))
-        };
         let filter_sql = match filter {
             Some(f) => {
+                check_functions(&[f], span)?;
                 let sql = self.session.expr_to_sql(f).map_err(|e| df_error(e, span))?;
-                compile(&sql)?;
+                self.compile(&sql, &input)?;
                 Some(sql)
             }
             None => None,
         };
+        let (projection, schema) = self.projection(&input, exprs, out_schema)?;
+        let changelog = input.changelog;
+        Ok(self.add(
+            OperatorKind::Calc {
+                filter: filter_sql,
+                projection,
+            },
+            self.parallelism,
+            schema,
+            changelog,
+            &[(&input, Partitioning::Forward)],
+        ))
+    }
+
+    /// Compiles `sql` over `input`'s columns now, so what the runtime cannot evaluate is rejected
+    /// before the job starts.
+    fn compile(&self, sql: &str, input: &Node) -> PlanResult<()> {
+        let input_schema = input.arrow_schema()?;
+        self.session
+            .physical_expr(sql, &input_schema)
+            .map(|_| ())
+            .map_err(|e| df_error(e, self.span))
+    }
+
+    /// The SQL text and output fields of `exprs` (over `input`'s column names), named after
+    /// `out_schema`.
+    fn projection(
+        &self,
+        input: &Node,
+        exprs: &[Expr],
+        out_schema: &DFSchema,
+    ) -> PlanResult<(Vec<NamedExpr>, Vec<Field>)> {
+        let span = self.span;
+        check_functions(&exprs.iter().collect::<Vec<_>>(), span)?;
+        let input_schema = input.arrow_schema()?;
+        let df = DFSchema::try_from(input_schema.clone()).map_err(|e| df_error(e, span))?;
         let mut names = UniqueNames::default();
         let mut projection = Vec::new();
         let mut schema = Vec::new();
@@ -1928,26 +1957,31 @@ impl GraphBuilder<'_> {
                 .session
                 .expr_to_sql(&unaliased)
                 .map_err(|e| df_error(e, span))?;
-            compile(&sql)?;
+            self.compile(&sql, input)?;
             projection.push(NamedExpr { name, sql });
             schema.push(field);
         }
-        let changelog = input.changelog;
-        Ok(self.add(
-            OperatorKind::Calc {
-                filter: filter_sql,
-                projection,
-            },
-            self.parallelism,
-            schema,
-            changelog,
-            &[(&input, Partitioning::Forward)],
-        ))
+        Ok((projection, schema))
     }
 
     fn aggregate(&mut self, agg: &datafusion::logical_expr::Aggregate) -> PlanResult<Node> {
         let span = self.span;
-        let window = window_keys(&agg.input, &agg.group_expr);
+        let sets = GroupingSets::of(&agg.group_expr).map_err(|e| df_error(e, span))?;
+        let group_expr = match &sets {
+            Some(sets) => sets.keys.clone(),
+            None => agg.group_expr.clone(),
+        };
+        // With grouping sets the grouping id is one more key, right after the group keys.
+        let key_count = agg.schema.fields().len() - agg.aggr_expr.len();
+        let window = window_keys(&agg.input, &group_expr);
+        if let (Some(sets), Some(w)) = (&sets, &window) {
+            if !sets.in_every_set(w.start) || !sets.in_every_set(w.end) {
+                return Err(unsupported(
+                    "grouping sets of a window aggregation that leave out window_start or window_end",
+                    span,
+                ));
+            }
+        }
         let session = window
             .as_ref()
             .is_some_and(|w| matches!(w.tvf.spec, WindowSpec::Session { .. }));
@@ -1959,11 +1993,16 @@ impl GraphBuilder<'_> {
         // Pre-projection: group keys, then each aggregate's argument and filter.
         let mut pre: Vec<Expr> = Vec::new();
         let mut pre_names: Vec<String> = Vec::new();
-        for (i, g) in agg.group_expr.iter().enumerate() {
+        for (i, g) in group_expr.iter().enumerate() {
             pre.push(self.rewrite(g, agg.input.schema(), &input)?);
             pre_names.push(agg.schema.field(i).name().clone());
         }
-        let keys: Vec<usize> = (0..agg.group_expr.len()).collect();
+        if sets.is_some() {
+            // Placeholder for the grouping id; the Expand operator sets it per grouping set.
+            pre.push(Expr::Literal(ScalarValue::Null, None));
+            pre_names.push(agg.schema.field(group_expr.len()).name().clone());
+        }
+        let keys: Vec<usize> = (0..key_count).collect();
         struct Pending {
             function: AggregateFunction,
             arg: Option<usize>,
@@ -1973,7 +2012,7 @@ impl GraphBuilder<'_> {
         }
         let mut pending = Vec::new();
         for (i, a) in agg.aggr_expr.iter().enumerate() {
-            let name = agg.schema.field(agg.group_expr.len() + i).name().clone();
+            let name = agg.schema.field(key_count + i).name().clone();
             let Expr::AggregateFunction(DfAggregate { func, params }) = a.clone().unalias() else {
                 return Err(unsupported(format!("aggregate expression {a}"), span));
             };
@@ -2037,8 +2076,11 @@ impl GraphBuilder<'_> {
         )
         .map_err(|e| df_error(e, span))?;
         let changelog = input.changelog;
-        let projected = self.calc(input, None, &pre, &pre_schema)?;
-        let mut schema: Vec<Field> = projected.fields[..agg.group_expr.len()].to_vec();
+        let projected = match &sets {
+            Some(sets) => self.expand(input, sets, agg, &pre, &pre_schema)?,
+            None => self.calc(input, None, &pre, &pre_schema)?,
+        };
+        let mut schema: Vec<Field> = projected.fields[..key_count].to_vec();
         let mut aggregates = Vec::new();
         for p in pending {
             let arg_field = p.arg.and_then(|i| projected.fields.get(i));
@@ -2071,6 +2113,12 @@ impl GraphBuilder<'_> {
                 let mut partition = w.tvf.partition_by.clone();
                 grouped.sort_unstable();
                 partition.sort_unstable();
+                if sets.is_some() {
+                    return Err(unsupported(
+                        "GROUPING SETS / ROLLUP / CUBE over a SESSION window",
+                        span,
+                    ));
+                }
                 if w.filtered || w.others.iter().any(Option::is_none) || grouped != partition {
                     return Err(unsupported(
                         "SESSION window aggregation whose group keys differ from its PARTITION BY keys, or with a filter before the aggregation",

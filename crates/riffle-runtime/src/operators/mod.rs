@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, TimestampMillisecondArray, UInt32Array,
 };
-use arrow::compute::{cast, concat, filter_record_batch, take_record_batch};
+use arrow::compute::{cast, concat, filter_record_batch, interleave, take_record_batch};
 use arrow::datatypes::{
     DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit, TimestampMillisecondType,
 };
@@ -98,6 +98,17 @@ pub fn create(
             projection: projection
                 .iter()
                 .map(|NamedExpr { sql, .. }| compile(sql))
+                .collect::<Result<_, _>>()?,
+            schema,
+        }),
+        OperatorKind::Expand { projections } => Box::new(Expand {
+            projections: projections
+                .iter()
+                .map(|p| {
+                    p.iter()
+                        .map(|NamedExpr { sql, .. }| compile(sql))
+                        .collect::<Result<_, _>>()
+                })
                 .collect::<Result<_, _>>()?,
             schema,
         }),
@@ -307,6 +318,60 @@ impl StreamOperator for Calc {
         }
         let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
         let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
+        out.push(Emit::Data(ChangeBatch { batch, kinds }));
+        Ok(())
+    }
+}
+
+/// Each row once per projection, the copies of a row next to each other in projection order (as
+/// Flink's Expand emits them, so each grouping set's aggregate sees the rows in arrival order).
+struct Expand {
+    projections: Vec<Vec<Arc<dyn PhysicalExpr>>>,
+    schema: SchemaRef,
+}
+
+impl StreamOperator for Expand {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: ChangeBatch,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let ChangeBatch { batch, kinds } = batch;
+        let rows = batch.num_rows();
+        if rows == 0 || self.projections.is_empty() {
+            return Ok(());
+        }
+        let copies = self.projections.len();
+        let mut projected: Vec<Vec<ArrayRef>> = Vec::with_capacity(copies);
+        for projection in &self.projections {
+            let mut columns = Vec::with_capacity(projection.len());
+            for (expr, field) in projection.iter().zip(self.schema.fields()) {
+                let array = evaluate(expr, &batch)?;
+                columns.push(if array.data_type() == field.data_type() {
+                    array
+                } else {
+                    cast(&array, field.data_type())?
+                });
+            }
+            projected.push(columns);
+        }
+        let order: Vec<(usize, usize)> = (0..rows)
+            .flat_map(|row| (0..copies).map(move |copy| (copy, row)))
+            .collect();
+        let mut columns = Vec::with_capacity(self.schema.fields().len());
+        for column in 0..self.schema.fields().len() {
+            let sources: Vec<&dyn Array> =
+                projected.iter().map(|p| p[column].as_ref()).collect();
+            columns.push(interleave(&sources, &order)?);
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(rows * copies));
+        let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
+        let kinds = kinds.map(|k| {
+            k.iter()
+                .flat_map(|kind| std::iter::repeat_n(*kind, copies))
+                .collect()
+        });
         out.push(Emit::Data(ChangeBatch { batch, kinds }));
         Ok(())
     }
