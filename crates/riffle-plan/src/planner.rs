@@ -1393,7 +1393,14 @@ impl GraphBuilder<'_> {
         } else {
             self.parallelism
         };
-        let schema = node.fields.clone();
+        // A sink writes the table's column names (JSON field names, CSV headers), not the
+        // query's: `INSERT INTO t SELECT COUNT(*) ...` fills t's column, not `EXPR$0`.
+        let mut schema = node.fields.clone();
+        if let Some(target) = &sink.target {
+            for (field, column) in schema.iter_mut().zip(target) {
+                field.name = column.name.clone();
+            }
+        }
         self.add(
             OperatorKind::Sink {
                 connector: sink.connector.clone(),
