@@ -42,6 +42,24 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
         RowFunction::new("e", &[&[]], DataType::Float64, |_| {
             Ok(ScalarValue::Float64(Some(std::f64::consts::E)))
         }),
+        RowFunction::new("abs", &[&[Any]], DataType::Null, |v| abs(&v[0]))
+            .returning(numeric_same_type),
+        // BIN(n): Long.toBinaryString (two's complement for negatives).
+        RowFunction::new("bin", &[&[Int]], DataType::Utf8, |v| {
+            Ok(ScalarValue::Utf8(
+                int(&v[0]).map(|x| format!("{:b}", x as u64)),
+            ))
+        }),
+        // HEX(n): Long.toHexString upper-cased; HEX(s): the UTF-8 bytes in upper-case hex.
+        RowFunction::new("hex", &[&[Int], &[Arg::Str]], DataType::Utf8, |v| {
+            Ok(ScalarValue::Utf8(match (int(&v[0]), &v[0]) {
+                (Some(x), _) => Some(format!("{:X}", x as u64)),
+                (None, ScalarValue::Utf8(Some(s))) => {
+                    Some(s.bytes().map(|b| format!("{b:02X}")).collect())
+                }
+                _ => None,
+            }))
+        }),
         RowFunction::new("sign", &[&[Any]], DataType::Null, |v| sign(&v[0]))
             .returning(numeric_same_type),
         RowFunction::new("ceil", &[&[Any]], DataType::Null, |v| {
@@ -82,6 +100,20 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
 /// The type of the first argument (numeric functions that keep it).
 fn numeric_same_type(types: &[DataType]) -> DataType {
     types.first().cloned().unwrap_or(DataType::Null)
+}
+
+/// `ABS`: Java's `Math.abs` (the minimum integer stays negative).
+fn abs(v: &ScalarValue) -> DfResult<ScalarValue> {
+    Ok(match v {
+        ScalarValue::Int8(x) => ScalarValue::Int8(x.map(i8::wrapping_abs)),
+        ScalarValue::Int16(x) => ScalarValue::Int16(x.map(i16::wrapping_abs)),
+        ScalarValue::Int32(x) => ScalarValue::Int32(x.map(i32::wrapping_abs)),
+        ScalarValue::Int64(x) => ScalarValue::Int64(x.map(i64::wrapping_abs)),
+        ScalarValue::Float32(x) => ScalarValue::Float32(x.map(f32::abs)),
+        ScalarValue::Float64(x) => ScalarValue::Float64(x.map(f64::abs)),
+        ScalarValue::Decimal128(x, p, s) => ScalarValue::Decimal128(x.map(i128::abs), *p, *s),
+        other => return exec_err!("ABS does not accept {}", other.data_type()),
+    })
 }
 
 /// `SIGN`: -1, 0 or 1 in the argument's type; `Math.signum` for floating point (keeps -0.0

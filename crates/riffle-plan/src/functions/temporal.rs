@@ -628,6 +628,38 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             })
         })
         .returning(|t| t.get(2).cloned().unwrap_or(DataType::Null)),
+        // EXTRACT(part FROM t) as DataFusion plans it.
+        RowFunction::new("date_part", &[&[Str, Any]], DataType::Int64, |v| {
+            let part = text(&v[0]).unwrap_or_default().to_ascii_lowercase();
+            let Some(n) = nanos(&v[1]) else {
+                return exec_err!("EXTRACT expects a DATE or TIMESTAMP");
+            };
+            let ms = i64::try_from(n.div_euclid(NANOS_PER_MS)).unwrap_or(0);
+            let (day, time) = (ms.div_euclid(MS_PER_DAY), ms.rem_euclid(MS_PER_DAY));
+            let (y, m, d) = civil(day);
+            Ok(ScalarValue::Int64(Some(match part.as_str() {
+                "year" => y,
+                "quarter" => (i64::from(m) - 1) / 3 + 1,
+                "month" => i64::from(m),
+                "week" => iso_week(day),
+                "day" => i64::from(d),
+                "doy" => day - epoch_day(y, 1, 1).unwrap_or(day) + 1,
+                "dow" => (day + 4).rem_euclid(7) + 1,
+                "hour" => time / 3_600_000,
+                "minute" => time / 60_000 % 60,
+                "second" => time / 1000 % 60,
+                "millisecond" => time % 1000,
+                other => return exec_err!("EXTRACT of {other} is not supported"),
+            })))
+        }),
+        date_part("quarter", |_, m, _, _| (i64::from(m) - 1) / 3 + 1),
+        date_part("dayofmonth", |_, _, d, _| i64::from(d)),
+        date_part("dayofyear", |y, _, _, day| {
+            day - epoch_day(y, 1, 1).unwrap_or(day) + 1
+        }),
+        // Sunday = 1 ... Saturday = 7 (1970-01-01 was a Thursday).
+        date_part("dayofweek", |_, _, _, day| (day + 4).rem_euclid(7) + 1),
+        date_part("week", |y, _, _, day| iso_week(day)),
         RowFunction::new("floor_time", &[&[Any, Str]], DataType::Null, |v| {
             round_time(&v[0], text(&v[1]).unwrap_or_default(), false)
         })
@@ -649,6 +681,28 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             Ok(ScalarValue::Int32(diff.and_then(|d| i32::try_from(d).ok())))
         }),
     ]
+}
+
+/// A BIGINT part of a date or timestamp, computed from (year, month, day, epoch day).
+fn date_part(name: &'static str, part: fn(i64, u32, u32, i64) -> i64) -> RowFunction {
+    RowFunction::new(name, &[&[Arg::Any]], DataType::Int64, move |v| {
+        let Some(n) = nanos(&v[0]) else {
+            return exec_err!("{} expects a DATE or TIMESTAMP", name.to_ascii_uppercase());
+        };
+        let day = i64::try_from(n.div_euclid(NANOS_PER_MS * i128::from(MS_PER_DAY))).unwrap_or(0);
+        let (y, m, d) = civil(day);
+        Ok(ScalarValue::Int64(Some(part(y, m, d, day))))
+    })
+}
+
+/// The ISO-8601 week number (weeks start on Monday; week 1 holds the year's first Thursday).
+fn iso_week(day: i64) -> i64 {
+    // Monday = 0.
+    let weekday = (day + 3).rem_euclid(7);
+    let thursday = day - weekday + 3;
+    let (thursday_year, _, _) = civil(thursday);
+    let first = epoch_day(thursday_year, 1, 1).unwrap_or(thursday);
+    (thursday - first) / 7 + 1
 }
 
 /// `FLOOR`/`CEIL(t TO unit)` of a date or timestamp (weeks start on Sunday).
