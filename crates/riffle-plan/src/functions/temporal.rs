@@ -659,7 +659,7 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
         }),
         // Sunday = 1 ... Saturday = 7 (1970-01-01 was a Thursday).
         date_part("dayofweek", |_, _, _, day| (day + 4).rem_euclid(7) + 1),
-        date_part("week", |y, _, _, day| iso_week(day)),
+        date_part("week", |_, _, _, day| iso_week(day)),
         RowFunction::new("floor_time", &[&[Any, Str]], DataType::Null, |v| {
             round_time(&v[0], text(&v[1]).unwrap_or_default(), false)
         })
