@@ -10,6 +10,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 use riffle_sql::Diagnostic;
+use riffle_toolkit::render::render_text;
+use riffle_toolkit::{check_job, JobSource, Status};
 
 /// Arguments of `riffle run`.
 #[derive(Args)]
@@ -41,6 +43,16 @@ pub fn run(args: RunArgs) -> ExitCode {
             k.trim().replace('\'', "''"),
             v.trim().replace('\'', "''")
         ));
+    }
+    // A job runs only when `riffle check` finds nothing unsupported in it, with the same
+    // diagnostics: the check also knows constructs the planner passes over (hints, PARTITIONED BY).
+    let report = check_job(&JobSource {
+        path: args.file.display().to_string(),
+        text: sql.clone(),
+    });
+    if report.status >= Status::Unsupported {
+        eprint!("{}", render_text(&[report], Status::Unsupported));
+        return ExitCode::from(1);
     }
     let graph = match plan_file(&args.file, &sql, &prelude) {
         Ok(g) => g,

@@ -57,6 +57,10 @@ fn scripts(inputs: &Path) -> Vec<(String, String)> {
     scripts
 }
 
+/// Constructs the planner does not see (hints are comments to it; partitioning is a sink layout)
+/// and that `riffle run` refuses through the check report instead.
+const PLANNER_PASSES_OVER: &[&str] = &["hint.options", "hint.state-ttl", "ddl.partitioned-by"];
+
 #[test]
 fn check_calls_nothing_unsupported_that_the_engine_plans() {
     let inputs = tempfile::tempdir().expect("tempdir");
@@ -79,7 +83,10 @@ fn check_calls_nothing_unsupported_that_the_engine_plans() {
             let opened_later = ["connector.", "format.", "option."]
                 .iter()
                 .any(|p| finding.code.starts_with(p));
-            if finding.status >= Status::Unsupported && !opened_later {
+            if finding.status >= Status::Unsupported
+                && !opened_later
+                && !PLANNER_PASSES_OVER.contains(&finding.code.as_str())
+            {
                 stale.entry(finding.code).or_default().push(name.clone());
             }
         }
