@@ -35,6 +35,11 @@ const NOT_ANALYSIS: &[(&str, &str)] = &[
         "planner: changelog mode of the sink",
     ),
     ("errors/over_order_by_non_time", "planner: OVER ordering"),
+    ("errors/over_order_desc", "planner: OVER ordering direction"),
+    (
+        "errors/over_two_windows",
+        "planner: all OVER aggregates on one window",
+    ),
     ("errors/over_rows_following", "planner: OVER bounds"),
     (
         "errors/proctime_temporal_join_non_lookup",

@@ -244,8 +244,8 @@ SELECT * FROM src;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("real RocketMQ cluster mode is not built yet")
-            && stderr.contains("rocketmq.client.endpoints"),
+        stderr.contains("real RocketMQ clusters are not supported yet")
+            && stderr.contains("'rocketmq.client.endpoints' = '127.0.0.1:9876'"),
         "{stderr}"
     );
     assert!(!dir.join(".riffle/topics/src").exists());

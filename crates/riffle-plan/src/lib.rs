@@ -21,8 +21,9 @@ pub mod types;
 pub mod window;
 
 pub use graph::{
-    arrow_schema, join_fields, AggregateCall, AggregateFunction, ChangelogMode, ConnectorSpec, Edge, Field, MetadataColumn,
-    JobGraph, JoinSpec, JoinType, NamedExpr, Operator, OperatorId, OperatorKind, Partitioning, SortKey, WindowSpec,
+    arrow_schema, join_fields, AggregateCall, AggregateFunction, ChangelogMode, ConnectorSpec,
+    Edge, Field, JobGraph, JoinSpec, JoinType, MetadataColumn, NamedExpr, Operator, OperatorId,
+    OperatorKind, Partitioning, SortKey, WindowSpec,
 };
 pub use planner::{plan_script, COLLECT_CONNECTOR, PLAN_ERROR, UNSUPPORTED};
 pub use session::FlinkSession;

@@ -72,7 +72,7 @@ fn unsupported_features_are_located_diagnostics() {
             "SET 'table.local-time-zone' = 'Asia/Shanghai';\nSELECT TO_TIMESTAMP_LTZ(0, 3);",
             "table.local-time-zone",
         ),
-        ("SELECT CAST('1' AS INT);", "CAST from STRING to INT"),
+        ("SELECT CAST(1.5 AS BYTES);", "CAST from DECIMAL(2, 1) to BYTES"),
     ] {
         let diagnostics = match plan_sql(sql) {
             Ok(_) => panic!("planned: {sql}"),
@@ -103,7 +103,7 @@ fn unsupported_functions_and_casts_point_at_their_call() {
         (3, 3),
         "{d:?}"
     );
-    let sql = "SELECT 1,\n   CAST('1' AS INT);";
+    let sql = "SELECT 1,\n   CAST(1.5 AS BYTES);";
     let d = plan_sql(sql).err().unwrap_or_default();
     // sqlparser spans a CAST by its operand.
     assert_eq!(

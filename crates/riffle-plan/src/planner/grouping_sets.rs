@@ -64,7 +64,9 @@ impl GroupingSets {
             .iter()
             .map(|members| {
                 let nulled: Vec<bool> = keys.iter().map(|k| !members.contains(&k)).collect();
-                let mask = nulled.iter().fold(0u64, |acc, n| (acc << 1) | u64::from(*n));
+                let mask = nulled
+                    .iter()
+                    .fold(0u64, |acc, n| (acc << 1) | u64::from(*n));
                 // A set listed twice still forms groups of its own, told apart by an ordinal.
                 let ordinal = seen.iter().filter(|m| **m == mask).count() as u64;
                 seen.push(mask);
@@ -93,11 +95,7 @@ impl GraphBuilder<'_> {
     ) -> PlanResult<Node> {
         let span = self.span;
         let keys = sets.keys.len();
-        let id_type = agg
-            .schema
-            .field(keys)
-            .data_type()
-            .clone();
+        let id_type = agg.schema.field(keys).data_type().clone();
         let mut projections = Vec::with_capacity(sets.sets.len());
         let mut fields = None;
         for (nulled, id) in &sets.sets {
@@ -156,7 +154,10 @@ mod tests {
 
     #[test]
     fn rollup_drops_trailing_keys_one_by_one() {
-        let sets = ids(Expr::GroupingSet(GroupingSet::Rollup(vec![col("a"), col("b")])));
+        let sets = ids(Expr::GroupingSet(GroupingSet::Rollup(vec![
+            col("a"),
+            col("b"),
+        ])));
         assert_eq!(
             sets,
             vec![
@@ -169,7 +170,10 @@ mod tests {
 
     #[test]
     fn cube_lists_every_subset() {
-        let sets = ids(Expr::GroupingSet(GroupingSet::Cube(vec![col("a"), col("b")])));
+        let sets = ids(Expr::GroupingSet(GroupingSet::Cube(vec![
+            col("a"),
+            col("b"),
+        ])));
         let ids: Vec<u64> = sets.iter().map(|(_, id)| *id).collect();
         assert_eq!(ids, vec![0b00, 0b01, 0b10, 0b11]);
     }

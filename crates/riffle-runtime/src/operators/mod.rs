@@ -361,8 +361,7 @@ impl StreamOperator for Expand {
             .collect();
         let mut columns = Vec::with_capacity(self.schema.fields().len());
         for column in 0..self.schema.fields().len() {
-            let sources: Vec<&dyn Array> =
-                projected.iter().map(|p| p[column].as_ref()).collect();
+            let sources: Vec<&dyn Array> = projected.iter().map(|p| p[column].as_ref()).collect();
             columns.push(interleave(&sources, &order)?);
         }
         let options = RecordBatchOptions::new().with_row_count(Some(rows * copies));
