@@ -276,6 +276,25 @@ fn filter_kinds(kinds: &Option<Arc<[RowKind]>>, mask: &BooleanArray) -> Option<A
     })
 }
 
+/// The columns of `schema` computed by `projection` over `batch`, cast to the schema's types
+/// where an expression's own type differs.
+fn project(
+    projection: &[Arc<dyn PhysicalExpr>],
+    schema: &SchemaRef,
+    batch: &RecordBatch,
+) -> Result<Vec<ArrayRef>, RuntimeError> {
+    let mut columns = Vec::with_capacity(projection.len());
+    for (expr, field) in projection.iter().zip(schema.fields()) {
+        let array = evaluate(expr, batch)?;
+        columns.push(if array.data_type() == field.data_type() {
+            array
+        } else {
+            cast(&array, field.data_type())?
+        });
+    }
+    Ok(columns)
+}
+
 /// Filter + projection.
 struct Calc {
     filter: Option<Arc<dyn PhysicalExpr>>,
@@ -307,15 +326,7 @@ impl StreamOperator for Calc {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let mut columns = Vec::with_capacity(self.projection.len());
-        for (expr, field) in self.projection.iter().zip(self.schema.fields()) {
-            let array = evaluate(expr, &batch)?;
-            columns.push(if array.data_type() == field.data_type() {
-                array
-            } else {
-                cast(&array, field.data_type())?
-            });
-        }
+        let columns = project(&self.projection, &self.schema, &batch)?;
         let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
         let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
         out.push(Emit::Data(ChangeBatch { batch, kinds }));
@@ -343,19 +354,11 @@ impl StreamOperator for Expand {
             return Ok(());
         }
         let copies = self.projections.len();
-        let mut projected: Vec<Vec<ArrayRef>> = Vec::with_capacity(copies);
-        for projection in &self.projections {
-            let mut columns = Vec::with_capacity(projection.len());
-            for (expr, field) in projection.iter().zip(self.schema.fields()) {
-                let array = evaluate(expr, &batch)?;
-                columns.push(if array.data_type() == field.data_type() {
-                    array
-                } else {
-                    cast(&array, field.data_type())?
-                });
-            }
-            projected.push(columns);
-        }
+        let projected: Vec<Vec<ArrayRef>> = self
+            .projections
+            .iter()
+            .map(|p| project(p, &self.schema, &batch))
+            .collect::<Result<_, _>>()?;
         let order: Vec<(usize, usize)> = (0..rows)
             .flat_map(|row| (0..copies).map(move |copy| (copy, row)))
             .collect();
