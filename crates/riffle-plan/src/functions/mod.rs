@@ -121,6 +121,12 @@ pub fn register(state: &mut SessionState) {
             aggregate::FlinkAggregate::new(name),
         )));
     }
+    // Flink's GROUPING_ID(a, b, ..) is DataFusion's GROUPING over several columns: one bit per
+    // column, set when the row's grouping set leaves it out, the first column most significant.
+    let grouping = datafusion::functions_aggregate::grouping::grouping_udaf();
+    let _ = state.register_udaf(Arc::new(
+        grouping.as_ref().clone().with_aliases(["grouping_id"]),
+    ));
 }
 
 #[cfg(test)]
