@@ -69,7 +69,8 @@ fn args(f: &Function) -> Vec<Expr> {
     }
 }
 
-fn call(name: &str, args: Vec<Expr>) -> Expr {
+/// A call `name(args...)` in sqlparser's AST (the rewrites of Flink-only syntax build these).
+pub(crate) fn call(name: &str, args: Vec<Expr>) -> Expr {
     Expr::Function(Function {
         name: ObjectName::from(vec![Ident::new(name)]),
         uses_odbc_syntax: false,

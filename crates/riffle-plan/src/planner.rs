@@ -86,6 +86,20 @@ fn plan_error(message: impl fmt::Display, span: Span) -> Box<Diagnostic> {
     Box::new(Diagnostic::error(PLAN_ERROR, message.to_string(), span))
 }
 
+/// A schema that only names columns (untyped): the output names of a pre-projection, whose
+/// types the projection derives from its expressions.
+fn names_schema(names: &[String], span: Span) -> PlanResult<DFSchema> {
+    DFSchema::from_unqualified_fields(
+        names
+            .iter()
+            .map(|n| ArrowField::new(n.clone(), ArrowType::Null, true))
+            .collect::<Vec<_>>()
+            .into(),
+        Default::default(),
+    )
+    .map_err(|e| df_error(e, span))
+}
+
 /// Maps a DataFusion error to a diagnostic; `not implemented` errors become unsupported features.
 fn df_error(e: DataFusionError, span: Span) -> Box<Diagnostic> {
     let e = e.find_root();
@@ -2073,15 +2087,7 @@ impl GraphBuilder<'_> {
                 name,
             });
         }
-        let pre_schema = DFSchema::from_unqualified_fields(
-            pre_names
-                .iter()
-                .map(|n| ArrowField::new(n.clone(), ArrowType::Null, true))
-                .collect::<Vec<_>>()
-                .into(),
-            Default::default(),
-        )
-        .map_err(|e| df_error(e, span))?;
+        let pre_schema = names_schema(&pre_names, span)?;
         let changelog = input.changelog;
         let projected = match &sets {
             Some(sets) => self.expand(input, sets, agg, &pre, &pre_schema)?,

@@ -8,9 +8,11 @@
 
 use std::ops::ControlFlow;
 
+use crate::legacy::call;
+
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, CeilFloorKind, DateTimeField, Expr, Function, FunctionArg,
-    FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident, ObjectName, Query, Value,
+    visit_expressions_mut, CeilFloorKind, DateTimeField, Expr, FunctionArg, FunctionArgExpr,
+    FunctionArguments, Query, Value,
 };
 
 /// Rewrites the Flink-only call syntax in `query` (see the module documentation).
@@ -60,24 +62,4 @@ fn rewrite(e: &mut Expr) {
 
 fn string(s: &str) -> Expr {
     Expr::value(Value::SingleQuotedString(s.to_string()))
-}
-
-fn call(name: &str, args: Vec<Expr>) -> Expr {
-    Expr::Function(Function {
-        name: ObjectName::from(vec![Ident::new(name)]),
-        uses_odbc_syntax: false,
-        parameters: FunctionArguments::None,
-        args: FunctionArguments::List(FunctionArgumentList {
-            duplicate_treatment: None,
-            args: args
-                .into_iter()
-                .map(|a| FunctionArg::Unnamed(FunctionArgExpr::Expr(a)))
-                .collect(),
-            clauses: Vec::new(),
-        }),
-        filter: None,
-        null_treatment: None,
-        over: None,
-        within_group: Vec::new(),
-    })
 }

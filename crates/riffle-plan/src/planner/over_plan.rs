@@ -2,14 +2,14 @@
 //! Flink's restrictions: one window per query block, ordered ascending by a time attribute,
 //! frames ending at the current row.
 
-use arrow::datatypes::{DataType as ArrowType, Field as ArrowField};
-use datafusion::common::{Column, DFSchema, ScalarValue};
+use arrow::datatypes::DataType as ArrowType;
+use datafusion::common::{Column, ScalarValue};
 use datafusion::logical_expr::expr::{WindowFunction, WindowFunctionParams};
 use datafusion::logical_expr::{Expr, LogicalPlan, WindowFrameBound, WindowFrameUnits};
 
 use super::{
-    aggregate_type, df_error, interval_ms, plan_error, unsupported, GraphBuilder, Node, PlanResult,
-    UniqueNames,
+    aggregate_type, df_error, interval_ms, names_schema, plan_error, unsupported, GraphBuilder,
+    Node, PlanResult, UniqueNames,
 };
 use crate::graph::{AggregateFunction, ChangelogMode, Field, OperatorKind, Partitioning};
 use crate::over::{OverCall, OverFrame, OverFunction, OverSpec};
@@ -175,15 +175,7 @@ impl GraphBuilder<'_> {
                 name: call.name.clone(),
             });
         }
-        let pre_schema = DFSchema::from_unqualified_fields(
-            pre_names
-                .iter()
-                .map(|n| ArrowField::new(n.clone(), ArrowType::Null, true))
-                .collect::<Vec<_>>()
-                .into(),
-            Default::default(),
-        )
-        .map_err(|e| df_error(e, span))?;
+        let pre_schema = names_schema(&pre_names, span)?;
         let projected = self.calc(input, None, &pre, &pre_schema)?;
         let mut names = UniqueNames::default();
         let mut schema: Vec<Field> = projected.fields[..forwarded]
