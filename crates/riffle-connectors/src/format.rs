@@ -367,76 +367,7 @@ pub fn java_big_decimal(unscaled: i128, scale: i8) -> String {
     out
 }
 
-/// `Double.toString(v)`.
-pub fn java_double(v: f64) -> String {
-    java_floating(
-        v.is_nan(),
-        v.is_infinite(),
-        v == 0.0,
-        v.is_sign_negative(),
-        v.abs(),
-        &format!("{v}"),
-        &format!("{v:e}"),
-    )
-}
-
-/// `Float.toString(v)`.
-pub fn java_float(v: f32) -> String {
-    java_floating(
-        v.is_nan(),
-        v.is_infinite(),
-        v == 0.0,
-        v.is_sign_negative(),
-        f64::from(v.abs()),
-        &format!("{v}"),
-        &format!("{v:e}"),
-    )
-}
-
-/// Java's floating-point rendering from Rust's shortest round-trip digits: plain notation in
-/// `[1e-3, 1e7)`, otherwise `d.dddE±n`; always at least one fractional digit.
-fn java_floating(
-    nan: bool,
-    infinite: bool,
-    zero: bool,
-    negative: bool,
-    abs: f64,
-    plain: &str,
-    sci: &str,
-) -> String {
-    if nan {
-        return "NaN".into();
-    }
-    if infinite {
-        return if negative {
-            "-Infinity".into()
-        } else {
-            "Infinity".into()
-        };
-    }
-    if zero {
-        return if negative {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    if (1e-3..1e7).contains(&abs) {
-        if plain.contains('.') {
-            plain.to_string()
-        } else {
-            format!("{plain}.0")
-        }
-    } else {
-        let (mantissa, exponent) = sci.split_once('e').unwrap_or((sci, "0"));
-        let mantissa = if mantissa.contains('.') {
-            mantissa.to_string()
-        } else {
-            format!("{mantissa}.0")
-        };
-        format!("{mantissa}E{exponent}")
-    }
-}
+pub use riffle_plan::java_text::{java_double, java_float};
 
 #[cfg(test)]
 mod tests {

@@ -61,6 +61,7 @@ pub fn describe(op: &Operator) -> String {
             keys,
             window_end,
             aggregates,
+            ..
         } => format!(
             "WindowAggregate(groupBy=[{}], window_end=[{}], select=[{}])",
             columns(op, keys),

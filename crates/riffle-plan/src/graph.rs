@@ -209,6 +209,11 @@ pub enum OperatorKind {
         window_end: usize,
         /// Aggregate calls.
         aggregates: Vec<AggregateCall>,
+        /// The window bounds are local date-times of a `TIMESTAMP_LTZ` time attribute in the
+        /// session time zone (not UTC): a window fires when the watermark passes the instant of
+        /// its last local millisecond.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        local_bounds: bool,
     },
     /// Session windows per key: rows whose times are less than `gap` apart share a window
     /// `[first, last + gap)`; a window fires when the watermark passes its end. The input carries
@@ -224,6 +229,9 @@ pub enum OperatorKind {
         gap: i64,
         /// Aggregate calls.
         aggregates: Vec<AggregateCall>,
+        /// As for [`OperatorKind::WindowAggregate`].
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        local_bounds: bool,
     },
     /// `LIMIT`/`OFFSET` without ordering: forwards rows `offset .. offset + fetch` of its
     /// (single) input, as `+I`.

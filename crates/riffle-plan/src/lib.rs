@@ -12,6 +12,7 @@ mod checks;
 pub mod explain;
 mod functions;
 pub mod graph;
+pub mod java_text;
 mod legacy;
 pub mod over;
 mod planner;
@@ -20,6 +21,7 @@ pub mod session;
 pub mod types;
 pub mod window;
 
+pub use functions::LocalZone;
 pub use graph::{
     arrow_schema, join_fields, AggregateCall, AggregateFunction, ChangelogMode, ConnectorSpec,
     Edge, Field, JobGraph, JoinSpec, JoinType, MetadataColumn, NamedExpr, Operator, OperatorId,

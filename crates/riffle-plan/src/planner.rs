@@ -624,9 +624,6 @@ impl Planner {
             .execute_and_check(plan, self.session.state().config_options(), |_, _| {})
             .map_err(|e| df_error(e, span))?;
         crate::checks::check_coerced(&plan).map_err(|e| df_error(e, span))?;
-        if let Some(zone) = self.config.get("table.local-time-zone") {
-            crate::checks::check_local_time_zone(&plan, zone).map_err(|e| df_error(e, span))?;
-        }
         Ok(plan)
     }
 
@@ -851,7 +848,7 @@ fn int_literals(plan: LogicalPlan, session: &FlinkSession) -> DfResult<LogicalPl
             let saved = preserver.save(&e);
             let rewritten = crate::session::flink_int_literals(e)?;
             let rewritten = rewritten
-                .transform_data(|e| crate::functions::string_casts(e, &schema, &registry))?;
+                .transform_data(|e| crate::functions::flink_casts(e, &schema, &registry))?;
             let rewritten =
                 rewritten.transform_data(|e| crate::session::resolve_functions(e, &registry))?;
             Ok(rewritten.update_data(|e| saved.restore(e)))
@@ -1342,7 +1339,41 @@ struct GraphBuilder<'a> {
     rank_usage: rank_plan::RankUsage,
 }
 
+/// What window joins and window Top-N do not support yet.
+const LOCAL_WINDOWS: &str =
+    "window joins and window Top-N over TIMESTAMP_LTZ windows in a 'table.local-time-zone' other than UTC";
+
 impl GraphBuilder<'_> {
+    /// True when `plan` holds a window TVF with [local bounds](Self::local_bounds).
+    fn has_local_windows(&self, plan: &LogicalPlan) -> bool {
+        use datafusion::common::tree_node::TreeNodeRecursion;
+        let mut found = false;
+        let _ = plan.apply(|node| {
+            if let LogicalPlan::Extension(ext) = node {
+                if let Some(tvf) = ext.node.as_any().downcast_ref::<WindowTvfNode>() {
+                    found |= self.local_bounds(tvf);
+                }
+            }
+            Ok(if found {
+                TreeNodeRecursion::Stop
+            } else {
+                TreeNodeRecursion::Continue
+            })
+        });
+        found
+    }
+
+    /// True when the windows of `tvf` are laid out in local time: its time attribute is a
+    /// `TIMESTAMP_LTZ` and the session time zone is not UTC (Flink assigns such windows in the
+    /// session time zone).
+    fn local_bounds(&self, tvf: &WindowTvfNode) -> bool {
+        let ltz = matches!(
+            tvf.input.schema().field(tvf.time_column).data_type(),
+            ArrowType::Timestamp(_, Some(_))
+        );
+        ltz && !self.session.local_zone().is_utc()
+    }
+
     fn add(
         &mut self,
         kind: OperatorKind,
@@ -2148,6 +2179,7 @@ impl GraphBuilder<'_> {
                     .filter(|k| *k != w.start && *k != w.end)
                     .collect();
                 let hash = Partitioning::Hash(session_keys);
+                let local_bounds = self.local_bounds(w.tvf);
                 Ok(self.add(
                     OperatorKind::SessionWindowAggregate {
                         keys,
@@ -2155,6 +2187,7 @@ impl GraphBuilder<'_> {
                         window_end: w.end,
                         gap,
                         aggregates,
+                        local_bounds,
                     },
                     self.parallelism,
                     schema,
@@ -2174,11 +2207,13 @@ impl GraphBuilder<'_> {
                     f.rowtime =
                         f.name == WINDOW_COLUMNS[2] && f.arrow_type.starts_with("Timestamp");
                 }
+                let local_bounds = self.local_bounds(w.tvf);
                 Ok(self.add(
                     OperatorKind::WindowAggregate {
                         keys,
                         window_end,
                         aggregates,
+                        local_bounds,
                     },
                     self.parallelism,
                     schema,

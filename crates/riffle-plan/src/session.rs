@@ -24,8 +24,6 @@ use datafusion::sql::sqlparser::ast::{self, ExprWithAlias, TimezoneInfo};
 use datafusion::sql::unparser::dialect::Dialect as UnparserDialect;
 use datafusion::sql::unparser::Unparser;
 
-use riffle_sql::ast::{TypeKind, MAX_LENGTH};
-
 use crate::functions;
 use crate::types::{arrow_type, LTZ_TIME_ZONE};
 
@@ -85,6 +83,16 @@ impl FlinkSession {
         }
     }
 
+    /// The session time zone (`table.local-time-zone`; UTC when it is not a valid zone).
+    pub fn local_zone(&self) -> functions::LocalZone {
+        self.state
+            .config_options()
+            .extensions
+            .get::<functions::FlinkOptions>()
+            .and_then(|o| functions::LocalZone::parse(&o.local_time_zone))
+            .unwrap_or(functions::LocalZone::UTC)
+    }
+
     /// The planner of Flink type names (`STRING`, `TIMESTAMP_LTZ(3)`, ...) in `CAST`.
     pub fn type_planner() -> Arc<dyn TypePlanner> {
         Arc::new(FlinkTypePlanner)
@@ -116,7 +124,7 @@ impl FlinkSession {
     /// planned expression over `schema`.
     fn flinkify(&self, expr: Expr, schema: &DFSchema) -> DfResult<Expr> {
         let expr = flink_int_literals(expr)?.data;
-        let expr = functions::string_casts(expr, schema, self.state.scalar_functions())?.data;
+        let expr = functions::flink_casts(expr, schema, self.state.scalar_functions())?.data;
         Ok(resolve_functions(expr, self.state.scalar_functions())?.data)
     }
 
@@ -159,21 +167,23 @@ impl TypePlanner for FlinkTypePlanner {
         let Ok(flink) = riffle_sql::parse_data_type(&text) else {
             return Ok(None);
         };
-        // Bounded strings truncate or pad in Flink; Arrow strings carry no length.
-        if let TypeKind::Char(_)
-        | TypeKind::Varchar(_)
-        | TypeKind::Binary(_)
-        | TypeKind::Varbinary(_) = flink.kind
-        {
-            if !matches!(
-                flink.kind,
-                TypeKind::Varchar(MAX_LENGTH) | TypeKind::Varbinary(MAX_LENGTH)
-            ) {
-                return datafusion::common::not_impl_err!("unsupported feature: CAST to {flink}");
-            }
-        }
         match arrow_type(&flink) {
-            Ok(t) => Ok(Some(Arc::new(ArrowField::new("", t, true)))),
+            Ok(t) => {
+                // The Arrow type holds no length (CHAR(5)) and only some precisions
+                // (TIMESTAMP(1)): the field carries the Flink type for Riffle's casts.
+                let declared = flink.to_string();
+                let field = ArrowField::new("", t.clone(), true);
+                let field = if crate::types::flink_type(&t, true) == declared {
+                    field
+                } else {
+                    field.with_metadata(
+                        [(functions::FLINK_TYPE_KEY.to_string(), declared)]
+                            .into_iter()
+                            .collect(),
+                    )
+                };
+                Ok(Some(Arc::new(field)))
+            }
             Err(name) => datafusion::common::not_impl_err!("unsupported feature: type {name}"),
         }
     }

@@ -1,14 +1,17 @@
-//! `CAST` and `TRY_CAST` from `STRING` with Flink's parsing rules.
+//! `CAST` and `TRY_CAST` with Flink's rules: from `STRING` (parsing, here) and between other
+//! types ([`super::convert`]).
 //!
 //! Flink trims the string; integers accept a fraction that is dropped (`'3.7'` → 3) but no
 //! exponent; `DOUBLE` follows Java's `Double.parseDouble`; `DECIMAL` rounds half-up to the
 //! scale and is NULL when the digits do not fit; `BOOLEAN` accepts `t/true/y/yes/1` and
 //! `f/false/n/no/0`; dates are `yyyy-M-d` (a time after a space is ignored), timestamps
 //! `yyyy-M-d[ H:m[:s[.fraction]]]`, times `H:m[:s[.fraction]]`. An invalid string fails the job
-//! (`CAST`) or gives NULL (`TRY_CAST`).
+//! (`CAST`) or gives NULL (`TRY_CAST`). `CHAR(n)`/`BINARY(n)` pad to their length,
+//! `VARCHAR(n)`/`VARBINARY(n)` truncate.
 //!
-//! The planner replaces such casts by calls of `cast_string(s, 'TYPE')` /
-//! `try_cast_string(s, 'TYPE')` ([`string_casts`]).
+//! The planner replaces the casts DataFusion does not do as Flink does by calls of
+//! `flink_cast(x, 'TYPE')` / `flink_try_cast(x, 'TYPE')` ([`flink_casts`]); `TYPE` is the
+//! Flink type, which keeps lengths and precisions Arrow types do not hold.
 
 use std::sync::Arc;
 
@@ -17,13 +20,19 @@ use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{exec_err, DFSchema, Result as DfResult, ScalarValue};
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::{Expr, ExprSchemable, ScalarUDF};
+use riffle_sql::ast::{DataType as FlinkType, TypeKind};
 
+use super::convert;
 use super::encoding::is_java_number;
-use super::row::{is_text, text, Arg, RowFunction};
+use super::row::{is_text, text, Arg, Context, RowFunction};
 use crate::types::{arrow_type, flink_type};
 
-/// True when a cast from a string to `target` is done by [`string_casts`].
-pub fn is_string_cast_target(target: &DataType) -> bool {
+/// Field metadata key of a `CAST` target: the Flink type when its Arrow type loses a length or
+/// precision (`CHAR(5)`, `TIMESTAMP(1)`).
+pub const FLINK_TYPE_KEY: &str = "riffle.flink_type";
+
+/// True when a cast from a string to `target` is done by [`flink_casts`].
+fn is_string_cast_target(target: &DataType) -> bool {
     matches!(
         target,
         DataType::Int8
@@ -38,20 +47,76 @@ pub fn is_string_cast_target(target: &DataType) -> bool {
             | DataType::Timestamp(_, None)
             | DataType::Time32(_)
             | DataType::Time64(_)
+            | DataType::Binary
     )
 }
 
-/// Replaces casts from strings (see [`is_string_cast_target`]) in `expr` over `schema` by calls
-/// of Riffle's Flink cast functions from `registry`.
-pub fn string_casts(
+/// True when the engine runs an explicit cast from `source` to `target` as Flink does, either
+/// by DataFusion's cast ([`datafusion_agrees`]) or by Riffle's ([`flink_casts`]).
+pub fn is_supported_cast(source: &DataType, target: &DataType) -> bool {
+    datafusion_agrees(source, target) || riffle_casts(source, target)
+}
+
+/// Casts Riffle implements.
+fn riffle_casts(source: &DataType, target: &DataType) -> bool {
+    if is_text(source) {
+        is_string_cast_target(target) || is_text(target)
+    } else {
+        convert::handles(source, target)
+    }
+}
+
+/// Casts where DataFusion's result is Flink's: identity, widening between integers and between
+/// decimals, numbers to DOUBLE, integers to a DECIMAL that holds them, integers to STRING, and
+/// timestamps to the same or a finer precision of the same kind.
+fn datafusion_agrees(source: &DataType, target: &DataType) -> bool {
+    use DataType::*;
+    let int_digits = |t: &DataType| match t {
+        Int8 => Some(3),
+        Int16 => Some(5),
+        Int32 => Some(10),
+        Int64 => Some(19),
+        _ => None,
+    };
+    let unit_rank = |u: &TimeUnit| match u {
+        TimeUnit::Second => 0,
+        TimeUnit::Millisecond => 1,
+        TimeUnit::Microsecond => 2,
+        TimeUnit::Nanosecond => 3,
+    };
+    match (source, target) {
+        (s, t) if s == t => true,
+        (Null, _) => true,
+        (s, t) if int_digits(s).is_some() && int_digits(t).is_some() => {
+            int_digits(s) <= int_digits(t)
+        }
+        (s, Float64) => s.is_numeric(),
+        // Integers print as their decimal digits in both engines.
+        (s, Utf8) => int_digits(s).is_some(),
+        (Decimal128(p1, s1), Decimal128(p2, s2)) => {
+            s2 >= s1 && i32::from(*p2) - i32::from(*s2) >= i32::from(*p1) - i32::from(*s1)
+        }
+        (s, Decimal128(p, sc)) => {
+            int_digits(s).is_some_and(|d| i32::from(*p) - i32::from(*sc) >= d)
+        }
+        (Timestamp(u1, z1), Timestamp(u2, z2)) => {
+            z1.is_some() == z2.is_some() && unit_rank(u2) >= unit_rank(u1)
+        }
+        _ => false,
+    }
+}
+
+/// Replaces the casts in `expr` over `schema` that DataFusion does not do as Flink does by
+/// calls of Riffle's Flink cast functions from `registry`.
+pub fn flink_casts(
     expr: Expr,
     schema: &DFSchema,
     registry: &std::collections::HashMap<String, Arc<ScalarUDF>>,
 ) -> DfResult<Transformed<Expr>> {
     expr.transform_up(|e| {
-        let (inner, target, name) = match &e {
-            Expr::Cast(c) => (&c.expr, c.field.data_type(), "cast_string"),
-            Expr::TryCast(c) => (&c.expr, c.field.data_type(), "try_cast_string"),
+        let (inner, field, name) = match &e {
+            Expr::Cast(c) => (&c.expr, &c.field, "flink_cast"),
+            Expr::TryCast(c) => (&c.expr, &c.field, "flink_try_cast"),
             _ => return Ok(Transformed::no(e)),
         };
         let Ok(source) = inner.get_type(schema) else {
@@ -60,43 +125,104 @@ pub fn string_casts(
         let Some(udf) = registry.get(name) else {
             return Ok(Transformed::no(e));
         };
-        if !is_text(&source) || !is_string_cast_target(target) {
+        let target = field.data_type();
+        let declared = field.metadata().get(FLINK_TYPE_KEY);
+        // A declared length or precision the Arrow type does not hold needs Riffle's cast.
+        let exact = declared.is_none() && datafusion_agrees(&source, target);
+        if exact || !riffle_casts(&source, target) {
             return Ok(Transformed::no(e));
         }
-        let type_name = Expr::Literal(ScalarValue::Utf8(Some(flink_type(target, true))), None);
+        let type_name = declared
+            .cloned()
+            .unwrap_or_else(|| flink_type(target, true));
+        let type_name = Expr::Literal(ScalarValue::Utf8(Some(type_name)), None);
         let call = ScalarFunction::new_udf(udf.clone(), vec![inner.as_ref().clone(), type_name]);
         Ok(Transformed::yes(Expr::ScalarFunction(call)))
     })
 }
 
 /// The target type named by the constant second argument.
-fn target_type(constants: &[Option<&ScalarValue>]) -> DataType {
-    constants
+fn target_type(constants: &[Option<&ScalarValue>]) -> Option<(FlinkType, DataType)> {
+    let flink = constants
         .get(1)
         .copied()
         .flatten()
         .and_then(text)
-        .and_then(|name| riffle_sql::parse_data_type(name).ok())
-        .and_then(|t| arrow_type(&t).ok())
-        .unwrap_or(DataType::Null)
+        .and_then(|name| riffle_sql::parse_data_type(name).ok())?;
+    let arrow = arrow_type(&flink).ok()?;
+    Some((flink, arrow))
 }
 
-/// `cast_string` (fails on invalid input) and `try_cast_string` (NULL).
+/// `flink_cast` (fails on invalid input) and `flink_try_cast` (NULL).
 pub(super) fn row_functions() -> Vec<RowFunction> {
-    use Arg::Str;
+    use Arg::{Any, Str};
     let cast = |name, strict_errors: bool| {
-        RowFunction::new(name, &[&[Str, Str]], DataType::Null, move |v| {
-            let target = target_type(&[None, Some(&v[1])]);
-            let s = text(&v[0]).unwrap_or_default();
-            match parse(s, &target) {
+        RowFunction::with_context(name, &[&[Any, Str]], DataType::Null, move |v, cx| {
+            let Some((flink, arrow)) = target_type(&[None, Some(&v[1])]) else {
+                return exec_err!("{name}: unknown target type");
+            };
+            match cast_value(&v[0], &flink, &arrow, cx) {
                 Some(value) => Ok(value),
-                None if strict_errors => error(s, &target),
-                None => Ok(ScalarValue::try_from(&target)?),
+                None if strict_errors && is_text(&v[0].data_type()) => {
+                    error(text(&v[0]).unwrap_or_default(), &arrow)
+                }
+                None => Ok(ScalarValue::try_from(&arrow)?),
             }
         })
-        .returning_with_constants(|_, constants| target_type(constants))
+        .returning_with_constants(|_, constants| {
+            target_type(constants).map_or(DataType::Null, |(_, arrow)| arrow)
+        })
     };
-    vec![cast("cast_string", true), cast("try_cast_string", false)]
+    vec![
+        cast("flink_cast", true).keeping_not_null(),
+        cast("flink_try_cast", false),
+    ]
+}
+
+/// `v` as the Flink type `flink` (Arrow `arrow`); None when Flink gives NULL or fails.
+fn cast_value(
+    v: &ScalarValue,
+    flink: &FlinkType,
+    arrow: &DataType,
+    cx: &Context,
+) -> Option<ScalarValue> {
+    let value = match text(v) {
+        Some(s) => match arrow {
+            DataType::Utf8 => ScalarValue::Utf8(Some(s.to_string())),
+            DataType::Binary => ScalarValue::Binary(Some(s.as_bytes().to_vec())),
+            _ => parse(s, arrow)?,
+        },
+        None => convert::convert(v, flink, arrow, cx.zone)?,
+    };
+    Some(fit_length(value, flink))
+}
+
+/// `CHAR(n)`/`BINARY(n)` pad to `n` (spaces, zero bytes); they and `VARCHAR(n)`/`VARBINARY(n)`
+/// truncate to `n`.
+fn fit_length(value: ScalarValue, flink: &FlinkType) -> ScalarValue {
+    let (n, pad) = match flink.kind {
+        TypeKind::Char(n) | TypeKind::Binary(n) => (n as usize, true),
+        TypeKind::Varchar(n) | TypeKind::Varbinary(n) => (n as usize, false),
+        _ => return value,
+    };
+    match value {
+        ScalarValue::Utf8(Some(s)) => {
+            let mut out: String = s.chars().take(n).collect();
+            if pad {
+                let len = out.chars().count();
+                out.extend(std::iter::repeat_n(' ', n.saturating_sub(len)));
+            }
+            ScalarValue::Utf8(Some(out))
+        }
+        ScalarValue::Binary(Some(mut b)) => {
+            b.truncate(n);
+            if pad {
+                b.resize(n, 0);
+            }
+            ScalarValue::Binary(Some(b))
+        }
+        other => other,
+    }
 }
 
 fn error(s: &str, target: &DataType) -> DfResult<ScalarValue> {

@@ -9,6 +9,7 @@
 
 mod aggregate;
 mod cast;
+mod convert;
 mod encoding;
 mod math;
 mod regex;
@@ -18,7 +19,7 @@ mod syntax;
 mod temporal;
 mod zone;
 
-pub use cast::{is_string_cast_target, string_casts};
+pub use cast::{flink_casts, is_supported_cast, FLINK_TYPE_KEY};
 pub use syntax::rewrite_calls;
 pub use zone::LocalZone;
 

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, FieldRef};
-use datafusion::common::{plan_err, Result as DfResult, ScalarValue};
+use datafusion::common::{exec_err, plan_err, Result as DfResult, ScalarValue};
 use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
@@ -70,6 +70,9 @@ pub(super) struct RowFunction {
     return_type: Box<ReturnType>,
     /// NULL when any argument is NULL, without calling the rule (most of Flink's functions).
     strict: bool,
+    /// NOT NULL when every argument is NOT NULL (as Flink types `CAST`); a NULL result for
+    /// such arguments fails, as Flink's NOT NULL constraint on the value does.
+    keeps_not_null: bool,
     rule: Box<Rule>,
 }
 
@@ -119,8 +122,15 @@ impl RowFunction {
             rest: None,
             return_type: Box::new(move |_, _| returns.clone()),
             strict: true,
+            keeps_not_null: false,
             rule: Box::new(rule),
         }
+    }
+
+    /// The result is NOT NULL when every argument is (see [`RowFunction::keeps_not_null`]).
+    pub(super) fn keeping_not_null(mut self) -> Self {
+        self.keeps_not_null = true;
+        self
     }
 
     /// Also callable as `alias`.
@@ -212,11 +222,13 @@ impl ScalarUDFImpl for RowFunction {
             .map(|f| f.data_type().clone())
             .collect();
         let t = (self.return_type)(&types, args.scalar_arguments);
-        Ok(Arc::new(Field::new(self.name, t, true)))
+        let not_null = self.keeps_not_null && args.arg_fields.iter().all(|f| !f.is_nullable());
+        Ok(Arc::new(Field::new(self.name, t, !not_null)))
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
         let result_type = args.return_field.data_type().clone();
+        let not_null = !args.return_field.is_nullable();
         let context = Context {
             zone: args
                 .config_options
@@ -229,7 +241,14 @@ impl ScalarUDFImpl for RowFunction {
             if self.strict && values.iter().any(ScalarValue::is_null) {
                 return ScalarValue::try_from(&result_type);
             }
-            (self.rule)(values, &context)
+            let value = (self.rule)(values, &context)?;
+            if not_null && value.is_null() {
+                return exec_err!(
+                    "{}: the NOT NULL result is NULL (e.g. a value that does not fit the target type)",
+                    self.name.to_ascii_uppercase()
+                );
+            }
+            Ok(value)
         };
         let scalars: Option<Vec<ScalarValue>> = args
             .args

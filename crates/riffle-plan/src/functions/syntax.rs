@@ -4,15 +4,18 @@
 //! * `TIMESTAMPADD(DAY, n, t)` / `TIMESTAMPDIFF(DAY, t1, t2)`: the unit is a keyword, passed
 //!   on as the string `'DAY'`;
 //! * `FLOOR(t TO HOUR)` / `CEIL(t TO HOUR)`: become `floor_time(t, 'HOUR')` /
-//!   `ceil_time(t, 'HOUR')`.
+//!   `ceil_time(t, 'HOUR')`;
+//! * `TIMESTAMP '2024-01-01 10:00:00.12'`: a literal's precision is its number of fraction
+//!   digits (here `TIMESTAMP(2)`), written as a cast to that type;
+//! * `1e10`: a number with an exponent is a `DOUBLE` literal, written as a cast.
 
 use std::ops::ControlFlow;
 
 use crate::legacy::call;
 
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, CeilFloorKind, DateTimeField, Expr, FunctionArg, FunctionArgExpr,
-    FunctionArguments, Query, Value,
+    self, visit_expressions_mut, CeilFloorKind, DateTimeField, Expr, FunctionArg, FunctionArgExpr,
+    FunctionArguments, Query, TimezoneInfo, Value,
 };
 
 /// Rewrites the Flink-only call syntax in `query` (see the module documentation).
@@ -55,6 +58,34 @@ fn rewrite(e: &mut Expr) {
             let arg = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
             let name = if floor { "floor_time" } else { "ceil_time" };
             *e = call(name, vec![arg, string(&unit)]);
+        }
+        Expr::TypedString(typed)
+            if matches!(
+                typed.data_type,
+                ast::DataType::Timestamp(None, TimezoneInfo::None)
+            ) =>
+        {
+            if let Some(text) = typed.value.clone().into_string() {
+                let fraction = text
+                    .trim()
+                    .rsplit_once('.')
+                    .filter(|(_, f)| f.chars().all(|c| c.is_ascii_digit()))
+                    .map_or(0, |(_, f)| f.len().min(9));
+                typed.data_type = ast::DataType::Custom(
+                    ast::ObjectName::from(vec![ast::Ident::new(format!("TIMESTAMP({fraction})"))]),
+                    Vec::new(),
+                );
+            }
+        }
+        Expr::Value(v) if matches!(&v.value, Value::Number(n, _) if n.contains(['e', 'E'])) => {
+            let number = std::mem::replace(e, Expr::value(Value::Null));
+            *e = Expr::Cast {
+                kind: ast::CastKind::Cast,
+                expr: Box::new(number),
+                data_type: ast::DataType::Double(ast::ExactNumberInfo::None),
+                array: false,
+                format: None,
+            };
         }
         _ => {}
     }

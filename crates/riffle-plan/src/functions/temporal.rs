@@ -346,13 +346,18 @@ const MS_PER_DAY: i64 = 86_400_000;
 
 /// A date or timestamp value as nanoseconds since the epoch (local wall clock for `DATE` and
 /// `TIMESTAMP`, UTC for `TIMESTAMP_LTZ`).
-fn nanos(v: &ScalarValue) -> Option<i128> {
+pub(super) fn nanos(v: &ScalarValue) -> Option<i128> {
     Some(match v {
         ScalarValue::Date32(d) => i128::from(d.map(i64::from)? * MS_PER_DAY) * NANOS_PER_MS,
         ScalarValue::TimestampSecond(t, _) => i128::from((*t)?) * 1_000_000_000,
         ScalarValue::TimestampMillisecond(t, _) => i128::from((*t)?) * NANOS_PER_MS,
         ScalarValue::TimestampMicrosecond(t, _) => i128::from((*t)?) * 1_000,
         ScalarValue::TimestampNanosecond(t, _) => i128::from((*t)?),
+        // A time of day counts from the epoch's midnight.
+        ScalarValue::Time32Second(t) => i128::from((*t)?) * 1_000_000_000,
+        ScalarValue::Time32Millisecond(t) => i128::from((*t)?) * NANOS_PER_MS,
+        ScalarValue::Time64Microsecond(t) => i128::from((*t)?) * 1_000,
+        ScalarValue::Time64Nanosecond(t) => i128::from((*t)?),
         _ => return None,
     })
 }
@@ -442,7 +447,7 @@ fn months_between(t0: i64, t1: i64) -> Option<i64> {
 }
 
 /// Civil (year, month, day) of a day count since 1970-01-01.
-fn civil(days: i64) -> (i64, u32, u32) {
+pub(super) fn civil(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -628,13 +633,12 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             })
         })
         .returning(|t| t.get(2).cloned().unwrap_or(DataType::Null)),
-        // EXTRACT(part FROM t) as DataFusion plans it.
-        RowFunction::new("date_part", &[&[Str, Any]], DataType::Int64, |v| {
+        // EXTRACT(part FROM t) as DataFusion plans it (a TIMESTAMP_LTZ in the session zone).
+        RowFunction::with_context("date_part", &[&[Str, Any]], DataType::Int64, |v, cx| {
             let part = text(&v[0]).unwrap_or_default().to_ascii_lowercase();
-            let Some(n) = nanos(&v[1]) else {
-                return exec_err!("EXTRACT expects a DATE or TIMESTAMP");
+            let Some(ms) = local_ms(&v[1], &cx.zone) else {
+                return exec_err!("EXTRACT expects a DATE, TIME or TIMESTAMP");
             };
-            let ms = i64::try_from(n.div_euclid(NANOS_PER_MS)).unwrap_or(0);
             let (day, time) = (ms.div_euclid(MS_PER_DAY), ms.rem_euclid(MS_PER_DAY));
             let (y, m, d) = civil(day);
             Ok(ScalarValue::Int64(Some(match part.as_str() {
@@ -660,12 +664,15 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
         // Sunday = 1 ... Saturday = 7 (1970-01-01 was a Thursday).
         date_part("dayofweek", |_, _, _, day| (day + 4).rem_euclid(7) + 1),
         date_part("week", |_, _, _, day| iso_week(day)),
-        RowFunction::new("floor_time", &[&[Any, Str]], DataType::Null, |v| {
-            round_time(&v[0], text(&v[1]).unwrap_or_default(), false)
+        time_part("hour", 3_600_000, 24),
+        time_part("minute", 60_000, 60),
+        time_part("second", 1000, 60),
+        RowFunction::with_context("floor_time", &[&[Any, Str]], DataType::Null, |v, cx| {
+            round_time(&v[0], text(&v[1]).unwrap_or_default(), false, cx.zone)
         })
         .returning(|t| t.first().cloned().unwrap_or(DataType::Null)),
-        RowFunction::new("ceil_time", &[&[Any, Str]], DataType::Null, |v| {
-            round_time(&v[0], text(&v[1]).unwrap_or_default(), true)
+        RowFunction::with_context("ceil_time", &[&[Any, Str]], DataType::Null, |v, cx| {
+            round_time(&v[0], text(&v[1]).unwrap_or_default(), true, cx.zone)
         })
         .returning(|t| t.first().cloned().unwrap_or(DataType::Null)),
         RowFunction::new("timestampdiff", &[&[Str, Any, Any]], DataType::Int32, |v| {
@@ -685,13 +692,25 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
 
 /// A BIGINT part of a date or timestamp, computed from (year, month, day, epoch day).
 fn date_part(name: &'static str, part: fn(i64, u32, u32, i64) -> i64) -> RowFunction {
-    RowFunction::new(name, &[&[Arg::Any]], DataType::Int64, move |v| {
-        let Some(n) = nanos(&v[0]) else {
+    RowFunction::with_context(name, &[&[Arg::Any]], DataType::Int64, move |v, cx| {
+        let Some(ms) = local_ms(&v[0], &cx.zone) else {
             return exec_err!("{} expects a DATE or TIMESTAMP", name.to_ascii_uppercase());
         };
-        let day = i64::try_from(n.div_euclid(NANOS_PER_MS * i128::from(MS_PER_DAY))).unwrap_or(0);
+        let day = ms.div_euclid(MS_PER_DAY);
         let (y, m, d) = civil(day);
         Ok(ScalarValue::Int64(Some(part(y, m, d, day))))
+    })
+}
+
+/// `HOUR`, `MINUTE`, `SECOND` of a time or timestamp: `(time of day / unit_ms) % modulus`.
+fn time_part(name: &'static str, unit_ms: i64, modulus: i64) -> RowFunction {
+    RowFunction::with_context(name, &[&[Arg::Any]], DataType::Int64, move |v, cx| {
+        let Some(ms) = local_ms(&v[0], &cx.zone) else {
+            return exec_err!("{} expects a TIME or TIMESTAMP", name.to_ascii_uppercase());
+        };
+        Ok(ScalarValue::Int64(Some(
+            ms.rem_euclid(MS_PER_DAY) / unit_ms % modulus,
+        )))
     })
 }
 
@@ -705,12 +724,18 @@ fn iso_week(day: i64) -> i64 {
     (thursday - first) / 7 + 1
 }
 
-/// `FLOOR`/`CEIL(t TO unit)` of a date or timestamp (weeks start on Sunday).
-fn round_time(v: &ScalarValue, unit_name: &str, ceil: bool) -> DfResult<ScalarValue> {
-    let Some(n) = nanos(v) else {
+/// `FLOOR`/`CEIL(t TO unit)` of a date or timestamp (weeks start on Sunday); a
+/// `TIMESTAMP_LTZ` is rounded in the session time zone `zone`.
+fn round_time(
+    v: &ScalarValue,
+    unit_name: &str,
+    ceil: bool,
+    zone: LocalZone,
+) -> DfResult<ScalarValue> {
+    let (Some(n), Some(ms)) = (nanos(v), local_ms(v, &zone)) else {
         return Ok(v.to_null());
     };
-    let ms = i64::try_from(n.div_euclid(NANOS_PER_MS)).unwrap_or(0);
+    let ltz = matches!(v.data_type(), DataType::Timestamp(_, Some(_)));
     let exact = n.rem_euclid(NANOS_PER_MS) == 0;
     let floor = match unit(unit_name)? {
         Unit::Months(k) => {
@@ -733,6 +758,7 @@ fn round_time(v: &ScalarValue, unit_name: &str, ceil: bool) -> DfResult<ScalarVa
     } else {
         floor
     };
+    let result = if ltz { zone.to_utc(result) } else { result };
     Ok(with_nanos(v, i128::from(result) * NANOS_PER_MS))
 }
 

@@ -492,6 +492,9 @@ impl GraphBuilder<'_> {
             }
         }
         if let (true, Some(end_key)) = (start, end_key) {
+            if self.has_local_windows(&join.left) || self.has_local_windows(&join.right) {
+                return Err(unsupported(super::LOCAL_WINDOWS, self.span));
+            }
             return Ok(Flavor::Window { end_key });
         }
         // Equal window bounds that do not come straight from window TVFs (e.g. the outputs of

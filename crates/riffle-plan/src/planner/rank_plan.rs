@@ -119,6 +119,9 @@ impl GraphBuilder<'_> {
             (Some(_), _) if !insert_only => {
                 return Err(unsupported("window Top-N over an updating stream", span))
             }
+            (Some(_), _) if self.has_local_windows(&w.input) => {
+                return Err(unsupported(super::LOCAL_WINDOWS, span))
+            }
             (Some(window_end), key) => RankStrategy::Window {
                 window_end,
                 latest_first: first_only

@@ -10,7 +10,7 @@ use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use arrow::row::{OwnedRow, RowConverter};
 use datafusion::common::ScalarValue;
 use riffle_connectors::{ChangeBatch, RowKind};
-use riffle_plan::AggregateCall;
+use riffle_plan::{AggregateCall, LocalZone};
 
 use super::{millis, Emit, StreamOperator};
 use crate::accumulator::Accumulator;
@@ -199,6 +199,23 @@ pub struct WindowAggregate {
     windows: BTreeMap<i64, HashMap<Box<[u8]>, Group>>,
     watermark: i64,
     schema: SchemaRef,
+    clock: WindowClock,
+}
+
+/// When a window fires: once the watermark reaches its last millisecond, which for windows laid
+/// out in a session time zone (`TIMESTAMP_LTZ` time attributes) is that local time's instant.
+#[derive(Debug, Clone, Copy)]
+pub struct WindowClock(pub Option<LocalZone>);
+
+impl WindowClock {
+    /// The watermark at which the window ending at `end` fires.
+    fn fires_at(self, end: i64) -> i64 {
+        let last = end.saturating_sub(1);
+        match self.0 {
+            Some(zone) if end != i64::MAX => zone.to_utc(last),
+            _ => last,
+        }
+    }
 }
 
 impl WindowAggregate {
@@ -209,6 +226,7 @@ impl WindowAggregate {
         calls: &[AggregateCall],
         input: &SchemaRef,
         schema: SchemaRef,
+        clock: WindowClock,
     ) -> Result<Self, RuntimeError> {
         let types: Vec<DataType> = keys
             .iter()
@@ -222,6 +240,7 @@ impl WindowAggregate {
             windows: BTreeMap::new(),
             watermark: i64::MIN,
             schema,
+            clock,
         })
     }
 }
@@ -246,7 +265,7 @@ impl StreamOperator for WindowAggregate {
                 continue;
             }
             let end = ends.value(row);
-            if end.saturating_sub(1) <= self.watermark {
+            if self.clock.fires_at(end) <= self.watermark {
                 continue; // late: the window already fired
             }
             let groups = self.windows.entry(end).or_default();
@@ -270,7 +289,7 @@ impl StreamOperator for WindowAggregate {
         self.watermark = watermark;
         let mut rows = RowsOut::new(self.schema.fields().len());
         while let Some(entry) = self.windows.first_entry() {
-            if entry.key().saturating_sub(1) > watermark {
+            if self.clock.fires_at(*entry.key()) > watermark {
                 break;
             }
             for (_, group) in entry.remove() {
@@ -400,6 +419,7 @@ pub struct SessionWindowAggregate {
     sessions: HashMap<OwnedRow, Vec<Session>>,
     watermark: i64,
     schema: SchemaRef,
+    clock: WindowClock,
 }
 
 impl SessionWindowAggregate {
@@ -411,6 +431,7 @@ impl SessionWindowAggregate {
         calls: &[AggregateCall],
         input: &SchemaRef,
         schema: SchemaRef,
+        clock: WindowClock,
     ) -> Result<Self, RuntimeError> {
         let session_keys: Vec<usize> = keys
             .iter()
@@ -432,6 +453,7 @@ impl SessionWindowAggregate {
             sessions: HashMap::new(),
             watermark: i64::MIN,
             schema,
+            clock,
         })
     }
 }
@@ -471,7 +493,7 @@ impl StreamOperator for SessionWindowAggregate {
                 start = start.min(s.start);
                 end = end.max(s.end);
             }
-            if end.saturating_sub(1) <= self.watermark {
+            if self.clock.fires_at(end) <= self.watermark {
                 sessions.extend(touching); // late: nothing changes
                 continue;
             }
@@ -503,10 +525,11 @@ impl StreamOperator for SessionWindowAggregate {
     fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
         self.watermark = watermark;
         let mut fired: Vec<Session> = Vec::new();
+        let clock = self.clock;
         for sessions in self.sessions.values_mut() {
             let (done, open): (Vec<Session>, Vec<Session>) = std::mem::take(sessions)
                 .into_iter()
-                .partition(|s| s.end.saturating_sub(1) <= watermark);
+                .partition(|s| clock.fires_at(s.end) <= watermark);
             *sessions = open;
             fired.extend(done);
         }

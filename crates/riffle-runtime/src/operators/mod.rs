@@ -22,7 +22,7 @@ use datafusion::physical_expr::PhysicalExpr;
 use riffle_connectors::{ChangeBatch, RowKind, SinkWriter, SourceReader};
 use riffle_plan::window::assign_windows;
 use riffle_plan::{
-    arrow_schema, Field, FlinkSession, NamedExpr, Operator, OperatorKind, WindowSpec,
+    arrow_schema, Field, FlinkSession, LocalZone, NamedExpr, Operator, OperatorKind, WindowSpec,
 };
 
 use crate::task::RuntimeError;
@@ -126,22 +126,33 @@ pub fn create(
         OperatorKind::WindowAssign {
             window,
             time_column,
-        } => Box::new(WindowAssign {
-            spec: *window,
-            time_column: *time_column,
-            schema,
-            windows: Vec::new(),
-        }),
+        } => {
+            // Windows over a TIMESTAMP_LTZ time attribute are laid out in the session time zone.
+            let ltz = matches!(
+                input.fields().get(*time_column).map(|f| f.data_type()),
+                Some(DataType::Timestamp(_, Some(_)))
+            );
+            let zone = session.local_zone();
+            Box::new(WindowAssign {
+                spec: *window,
+                time_column: *time_column,
+                schema,
+                windows: Vec::new(),
+                zone: (ltz && !zone.is_utc()).then_some(zone),
+            })
+        }
         OperatorKind::WindowAggregate {
             keys,
             window_end,
             aggregates,
+            local_bounds,
         } => Box::new(aggregate::WindowAggregate::new(
             keys,
             *window_end,
             aggregates,
             &input,
             schema,
+            window_clock(session, *local_bounds),
         )?),
         OperatorKind::SessionWindowAggregate {
             keys,
@@ -149,6 +160,7 @@ pub fn create(
             window_end,
             gap,
             aggregates,
+            local_bounds,
         } => Box::new(aggregate::SessionWindowAggregate::new(
             keys,
             (*window_start, *window_end),
@@ -156,6 +168,7 @@ pub fn create(
             aggregates,
             &input,
             schema,
+            window_clock(session, *local_bounds),
         )?),
         OperatorKind::GroupAggregate { keys, aggregates } => Box::new(
             aggregate::GroupAggregate::new(keys, aggregates, &input, schema)?,
@@ -459,12 +472,21 @@ fn slice(batch: &ChangeBatch, from: usize, to: usize) -> ChangeBatch {
     }
 }
 
+/// How the windows of an operator fire (see [`aggregate::WindowClock`]).
+fn window_clock(session: &FlinkSession, local_bounds: bool) -> aggregate::WindowClock {
+    aggregate::WindowClock(local_bounds.then(|| session.local_zone()))
+}
+
 /// Window TVF: one output row per (row, window) with the window's start, end and time.
 struct WindowAssign {
     spec: WindowSpec,
     time_column: usize,
     schema: SchemaRef,
     windows: Vec<(i64, i64)>,
+    /// The session time zone the windows are laid out in (TIMESTAMP_LTZ time attributes in a
+    /// zone other than UTC): start and end are local date-times, `window_time` the instant of
+    /// the window's last local millisecond.
+    zone: Option<LocalZone>,
 }
 
 impl StreamOperator for WindowAssign {
@@ -485,7 +507,9 @@ impl StreamOperator for WindowAssign {
             if time.is_null(row) {
                 continue;
             }
-            assign_windows(&self.spec, time.value(row), &mut self.windows);
+            let t = time.value(row);
+            let t = self.zone.map_or(t, |z| z.to_local(t));
+            assign_windows(&self.spec, t, &mut self.windows);
             for (s, e) in &self.windows {
                 rows.push(row as u32);
                 starts.push(*s);
@@ -494,7 +518,10 @@ impl StreamOperator for WindowAssign {
         }
         let taken = take_record_batch(&batch.batch, &UInt32Array::from(rows))?;
         let mut columns = taken.columns().to_vec();
-        let window_time: Vec<i64> = ends.iter().map(|e| e - 1).collect();
+        let window_time: Vec<i64> = ends
+            .iter()
+            .map(|e| self.zone.map_or(e - 1, |z| z.to_utc(e - 1)))
+            .collect();
         columns.push(Arc::new(TimestampMillisecondArray::from(starts)));
         columns.push(Arc::new(TimestampMillisecondArray::from(ends)));
         let time_type = self
