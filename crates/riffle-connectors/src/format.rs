@@ -16,6 +16,8 @@ use arrow::datatypes::{
 };
 use arrow::record_batch::RecordBatch;
 
+pub use riffle_plan::java_text::{java_big_decimal, java_double, java_float};
+
 use crate::RowKind;
 
 /// Appends `kind[v1, v2, ...]` for row `row` of `batch`.
@@ -325,50 +327,6 @@ fn write_minimal_fraction(out: &mut String, nanos: i64) {
     out.push_str(digits.trim_end_matches('0'));
 }
 
-/// `BigDecimal.toString()` of `unscaled × 10^-scale`.
-pub fn java_big_decimal(unscaled: i128, scale: i8) -> String {
-    let negative = unscaled < 0;
-    let digits = unscaled.unsigned_abs().to_string();
-    let scale = i64::from(scale);
-    let adjusted = -scale + (digits.len() as i64 - 1);
-    let mut out = String::new();
-    if negative {
-        out.push('-');
-    }
-    if scale == 0 {
-        out.push_str(&digits);
-    } else if scale > 0 && adjusted >= -6 {
-        let len = digits.len() as i64;
-        if len > scale {
-            let (int, frac) = digits.split_at((len - scale) as usize);
-            out.push_str(int);
-            out.push('.');
-            out.push_str(frac);
-        } else {
-            out.push_str("0.");
-            for _ in 0..(scale - len) {
-                out.push('0');
-            }
-            out.push_str(&digits);
-        }
-    } else {
-        let (first, rest) = digits.split_at(1);
-        out.push_str(first);
-        if !rest.is_empty() {
-            out.push('.');
-            out.push_str(rest);
-        }
-        out.push('E');
-        if adjusted >= 0 {
-            out.push('+');
-        }
-        let _ = write!(out, "{adjusted}");
-    }
-    out
-}
-
-pub use riffle_plan::java_text::{java_double, java_float};
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -377,27 +335,6 @@ mod tests {
     use arrow::datatypes::{Field, Schema};
 
     use super::*;
-
-    #[test]
-    fn doubles_print_like_java() {
-        assert_eq!(java_double(1e10), "1.0E10");
-        assert_eq!(java_double(0.1), "0.1");
-        assert_eq!(java_double(100.0), "100.0");
-        assert_eq!(java_double(1234567.5), "1234567.5");
-        assert_eq!(java_double(1.5e-5), "1.5E-5");
-        assert_eq!(java_double(-2.0), "-2.0");
-        assert_eq!(java_double(f64::NAN), "NaN");
-        assert_eq!(java_float(2.5), "2.5");
-    }
-
-    #[test]
-    fn decimals_keep_their_scale() {
-        assert_eq!(java_big_decimal(400, 2), "4.00");
-        assert_eq!(java_big_decimal(-5, 3), "-0.005");
-        assert_eq!(java_big_decimal(12, 0), "12");
-        assert_eq!(java_big_decimal(1, 8), "1E-8");
-        assert_eq!(java_big_decimal(0, 2), "0.00");
-    }
 
     #[test]
     fn rows_print_like_flink() {

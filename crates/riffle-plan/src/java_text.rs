@@ -1,5 +1,56 @@
-//! Java's text forms of floating-point numbers (`Double.toString`, `Float.toString`), which
-//! Flink uses when it prints or casts `DOUBLE` and `FLOAT` values.
+//! Java's text rendering of numbers (`Double.toString`, `Float.toString`,
+//! `BigDecimal.toString`), which Flink's printing and its JSON functions produce.
+
+use std::fmt::Write;
+
+/// `BigDecimal.toString()` of `unscaled × 10^-scale`.
+pub fn java_big_decimal(unscaled: i128, scale: i8) -> String {
+    big_decimal(
+        unscaled < 0,
+        &unscaled.unsigned_abs().to_string(),
+        i64::from(scale),
+    )
+}
+
+/// `BigDecimal.toString()` of `±digits × 10^-scale` (`digits`: decimal digits without leading
+/// zeros, or `"0"`), for values beyond `i128`.
+pub fn big_decimal(negative: bool, digits: &str, scale: i64) -> String {
+    let adjusted = -scale + (digits.len() as i64 - 1);
+    let mut out = String::new();
+    if negative {
+        out.push('-');
+    }
+    if scale == 0 {
+        out.push_str(digits);
+    } else if scale > 0 && adjusted >= -6 {
+        let len = digits.len() as i64;
+        if len > scale {
+            let (int, frac) = digits.split_at((len - scale) as usize);
+            out.push_str(int);
+            out.push('.');
+            out.push_str(frac);
+        } else {
+            out.push_str("0.");
+            for _ in 0..(scale - len) {
+                out.push('0');
+            }
+            out.push_str(digits);
+        }
+    } else {
+        let (first, rest) = digits.split_at(1);
+        out.push_str(first);
+        if !rest.is_empty() {
+            out.push('.');
+            out.push_str(rest);
+        }
+        out.push('E');
+        if adjusted >= 0 {
+            out.push('+');
+        }
+        let _ = write!(out, "{adjusted}");
+    }
+    out
+}
 
 /// `Double.toString(v)`.
 pub fn java_double(v: f64) -> String {
@@ -77,11 +128,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn floats_print_as_java() {
-        assert_eq!(java_double(1e20), "1.0E20");
-        assert_eq!(java_double(0.0001), "1.0E-4");
-        assert_eq!(java_double(1.5), "1.5");
-        assert_eq!(java_double(-0.0), "-0.0");
-        assert_eq!(java_float(1.5), "1.5");
+    fn doubles_print_like_java() {
+        assert_eq!(java_double(1e10), "1.0E10");
+        assert_eq!(java_double(0.1), "0.1");
+        assert_eq!(java_double(100.0), "100.0");
+        assert_eq!(java_double(1234567.5), "1234567.5");
+        assert_eq!(java_double(1.5e-5), "1.5E-5");
+        assert_eq!(java_double(-2.0), "-2.0");
+        assert_eq!(java_double(f64::NAN), "NaN");
+        assert_eq!(java_float(2.5), "2.5");
+    }
+
+    #[test]
+    fn decimals_keep_their_scale() {
+        assert_eq!(java_big_decimal(400, 2), "4.00");
+        assert_eq!(java_big_decimal(-5, 3), "-0.005");
+        assert_eq!(java_big_decimal(12, 0), "12");
+        assert_eq!(java_big_decimal(1, 8), "1E-8");
+        assert_eq!(java_big_decimal(0, 2), "0.00");
     }
 }

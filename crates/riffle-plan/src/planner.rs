@@ -196,11 +196,18 @@ struct Planner {
     sinks: Vec<PendingSink>,
 }
 
+/// Options a job may set whose effect the engine does not have yet (it keeps all state and
+/// takes no checkpoints).
+const UNHONOURED_OPTIONS: &[&str] = &["execution.checkpointing.interval", "table.exec.state.ttl"];
+
 impl Planner {
     fn statement(&mut self, statement: &Statement) -> PlanResult<()> {
         let span = statement.span;
         match &statement.kind {
             StatementKind::Set(Some(option)) => {
+                if UNHONOURED_OPTIONS.contains(&option.key.as_str()) {
+                    return Err(unsupported(format!("'{}'", option.key), span));
+                }
                 if option.key == "table.local-time-zone" {
                     if crate::functions::LocalZone::parse(&option.value).is_none() {
                         return Err(unsupported(

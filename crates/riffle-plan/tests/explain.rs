@@ -69,8 +69,13 @@ fn unsupported_features_are_located_diagnostics() {
             "PRINTF",
         ),
         (
-            "SET 'table.local-time-zone' = 'Asia/Shanghai';\nSELECT TO_TIMESTAMP_LTZ(0, 3);",
-            "table.local-time-zone",
+            "SET 'table.local-time-zone' = 'Asia/Shanghai';\n\
+             CREATE TABLE e (ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ms, 3), WATERMARK FOR ts AS ts) \
+             WITH ('connector' = 'datagen');\n\
+             SELECT a.ms FROM TABLE(TUMBLE(TABLE e, DESCRIPTOR(ts), INTERVAL '1' DAY)) a \
+             JOIN TABLE(TUMBLE(TABLE e, DESCRIPTOR(ts), INTERVAL '1' DAY)) b \
+             ON a.window_start = b.window_start AND a.window_end = b.window_end;",
+            "TIMESTAMP_LTZ windows",
         ),
         ("SELECT CAST(1.5 AS BYTES);", "CAST from DECIMAL(2, 1) to BYTES"),
     ] {
