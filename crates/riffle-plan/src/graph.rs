@@ -20,6 +20,9 @@ pub struct JobGraph {
     pub edges: Vec<Edge>,
     /// Effective configuration (`SET` options over the defaults), e.g. `parallelism.default`.
     pub config: BTreeMap<String, String>,
+    /// User-defined functions the job's expressions call (`CREATE FUNCTION`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<crate::udf::UserFunctionSpec>,
 }
 
 /// One logical operator; the runtime runs `parallelism` subtasks of it.

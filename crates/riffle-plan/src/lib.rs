@@ -19,6 +19,7 @@ mod planner;
 pub mod rank;
 pub mod session;
 pub mod types;
+pub mod udf;
 pub mod window;
 
 pub use functions::LocalZone;

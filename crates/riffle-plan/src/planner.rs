@@ -194,6 +194,7 @@ struct Planner {
     catalog: Arc<Catalog>,
     config: BTreeMap<String, String>,
     sinks: Vec<PendingSink>,
+    functions: Vec<crate::udf::UserFunctionSpec>,
 }
 
 /// Options a job may set whose effect the engine does not have yet (it keeps all state and
@@ -215,7 +216,8 @@ impl Planner {
                             span,
                         ));
                     }
-                    self.session = FlinkSession::with_local_time_zone(&option.value);
+                    self.session = FlinkSession::with_local_time_zone(&option.value)
+                        .with_user_functions(&self.functions);
                 }
                 self.config.insert(option.key.clone(), option.value.clone());
             }
@@ -279,11 +281,12 @@ impl Planner {
                     span,
                 });
             }
-            StatementKind::CreateFunction(_) => {
-                return Err(unsupported(
-                    "CREATE FUNCTION (user-defined functions)",
-                    span,
-                ))
+            StatementKind::CreateFunction(function) => {
+                let spec = crate::udf::spec(function, &self.config)
+                    .map_err(|what| unsupported(what, span))?;
+                self.functions.retain(|f| f.name != spec.name);
+                self.functions.push(spec);
+                self.session = self.session.clone().with_user_functions(&self.functions);
             }
             StatementKind::CreateCatalog(_) => return Err(unsupported("CREATE CATALOG", span)),
             StatementKind::CreateDatabase(_) => return Err(unsupported("CREATE DATABASE", span)),
@@ -686,6 +689,7 @@ impl Planner {
             operators: builder.operators,
             edges: builder.edges,
             config,
+            functions: self.functions.clone(),
         })
     }
 }
@@ -704,7 +708,7 @@ fn check_functions(exprs: &[&Expr], span: Span) -> PlanResult<()> {
         let _ = expr.apply(|e| {
             if let Expr::ScalarFunction(f) = e {
                 let name = f.name();
-                if !crate::functions::is_supported(name) {
+                if !crate::functions::is_supported(name) && !crate::udf::is_user_function(&f.func) {
                     unknown.insert(name.to_ascii_uppercase());
                 }
             }

@@ -93,6 +93,12 @@ impl FlinkSession {
             .unwrap_or(functions::LocalZone::UTC)
     }
 
+    /// This session with `functions` (from `CREATE FUNCTION`) registered.
+    pub fn with_user_functions(mut self, functions: &[crate::udf::UserFunctionSpec]) -> Self {
+        crate::udf::register(&mut self.state, functions);
+        self
+    }
+
     /// The planner of Flink type names (`STRING`, `TIMESTAMP_LTZ(3)`, ...) in `CAST`.
     pub fn type_planner() -> Arc<dyn TypePlanner> {
         Arc::new(FlinkTypePlanner)

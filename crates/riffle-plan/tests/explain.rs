@@ -63,7 +63,10 @@ fn job_graph_round_trips_through_json() {
 fn unsupported_features_are_located_diagnostics() {
     for (sql, feature) in [
         ("SELECT a FROM (VALUES (1)) AS t(a) ORDER BY a;", "ORDER BY"),
-        ("CREATE FUNCTION f AS 'com.example.F';\nSELECT 1;", "CREATE FUNCTION"),
+        (
+            "CREATE FUNCTION f AS 'udfs.f' LANGUAGE PYTHON;\nSELECT 1;",
+            "LANGUAGE PYTHON",
+        ),
         (
             "CREATE TABLE t (a INT) WITH ('connector' = 'datagen');\nSELECT PRINTF('%d', a) FROM t;",
             "PRINTF",

@@ -59,7 +59,7 @@ pub struct RunOptions {
 
 /// Runs `graph` to completion (bounded inputs) or until `options.stop` is requested.
 pub async fn run(graph: &JobGraph, options: RunOptions) -> Result<(), RuntimeError> {
-    let session = FlinkSession::for_config(&graph.config);
+    let session = FlinkSession::for_config(&graph.config).with_user_functions(&graph.functions);
     let job = task::build(graph, &session, &options)?;
     job.run().await
 }

@@ -1,0 +1,144 @@
+//! Java `ScalarFunction`s: one call site per (function, argument types).
+
+use arrow::array::{Array, ArrayRef};
+use arrow::datatypes::DataType;
+use jni::objects::{GlobalRef, JObject, JValue};
+
+use crate::columns;
+use crate::vm::{jvm, with_env};
+use crate::{JvmError, Result};
+
+/// A Java `ScalarFunction` instance with the `eval` overload Flink's rules choose for the SQL
+/// argument types. It is opened before its first call and closed when dropped.
+pub struct JavaScalarFunction {
+    name: String,
+    class: String,
+    call: GlobalRef,
+    result_type: String,
+}
+
+impl std::fmt::Debug for JavaScalarFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JavaScalarFunction")
+            .field("name", &self.name)
+            .field("class", &self.class)
+            .field("result_type", &self.result_type)
+            .finish()
+    }
+}
+
+impl JavaScalarFunction {
+    /// Loads `class` from `jars` (or the class path) for SQL argument types `arg_types` (Flink
+    /// type strings such as `INT`, `DECIMAL(10, 2)`); `name` is the SQL name used in errors.
+    pub fn resolve(name: &str, class: &str, jars: &[String], arg_types: &[String]) -> Result<Self> {
+        let context = || format!("Java function '{name}' ({class})");
+        let call = with_env(&context, |env| {
+            let jar_array = string_array(env, jars)?;
+            let loader = env
+                .call_static_method(
+                    "riffle/jvm/Bridge",
+                    "loader",
+                    "([Ljava/lang/String;)Ljava/lang/ClassLoader;",
+                    &[JValue::Object(&jar_array)],
+                )?
+                .l()?;
+            let class_name = env.new_string(class)?;
+            let types = string_array(env, arg_types)?;
+            let call = env
+                .call_static_method(
+                    "riffle/jvm/Bridge",
+                    "scalar",
+                    "(Ljava/lang/ClassLoader;Ljava/lang/String;[Ljava/lang/String;)Lriffle/jvm/ScalarCall;",
+                    &[
+                        JValue::Object(&loader),
+                        JValue::Object(&class_name),
+                        JValue::Object(&types),
+                    ],
+                )?
+                .l()?;
+            env.new_global_ref(call)
+        })?;
+        let result_type = with_env(&context, |env| {
+            let s = env
+                .call_method(call.as_obj(), "resultType", "()Ljava/lang/String;", &[])?
+                .l()?;
+            Ok(String::from(env.get_string(&s.into())?))
+        })?;
+        Ok(Self {
+            name: name.to_string(),
+            class: class.to_string(),
+            call,
+            result_type,
+        })
+    }
+
+    /// The SQL type of the result (Flink type string, e.g. `STRING`, `INT NOT NULL`).
+    pub fn result_type(&self) -> &str {
+        &self.result_type
+    }
+
+    /// Calls the function on `rows` rows of argument columns; the result has type `result`
+    /// (the Arrow form of [`Self::result_type`]).
+    pub fn eval(&self, args: &[ArrayRef], rows: usize, result: &DataType) -> Result<ArrayRef> {
+        for a in args {
+            if !columns::supported(a.data_type()) {
+                return Err(self.error(columns::unsupported(a.data_type())));
+            }
+        }
+        if !columns::supported(result) {
+            return Err(self.error(columns::unsupported(result)));
+        }
+        let context = || format!("Java function '{}' ({}) failed", self.name, self.class);
+        with_env(&context, |env| {
+            let encoded =
+                env.new_object_array(args.len() as i32, "java/lang/Object", JObject::null())?;
+            for (i, a) in args.iter().enumerate() {
+                let column = columns::to_java(env, a.as_ref())?;
+                env.set_object_array_element(&encoded, i as i32, column)?;
+            }
+            let out = env
+                .call_method(
+                    self.call.as_obj(),
+                    "eval",
+                    "(I[Ljava/lang/Object;)[Ljava/lang/Object;",
+                    &[JValue::Int(rows as i32), JValue::Object(&encoded)],
+                )?
+                .l()?;
+            columns::from_java(env, &out, result, rows)
+        })
+    }
+
+    fn error(&self, message: String) -> JvmError {
+        JvmError::new(format!(
+            "Java function '{}' ({}): {message}",
+            self.name, self.class
+        ))
+    }
+}
+
+impl Drop for JavaScalarFunction {
+    fn drop(&mut self) {
+        if jvm().is_ok() {
+            // A failing close() cannot fail the finished job; it is reported on stderr.
+            let context = || format!("Java function '{}' ({}) close()", self.name, self.class);
+            if let Err(e) = with_env(&context, |env| {
+                env.call_method(self.call.as_obj(), "close", "()V", &[])?;
+                Ok(())
+            }) {
+                eprintln!("riffle: {e}");
+            }
+        }
+    }
+}
+
+fn string_array<'l>(
+    env: &mut jni::JNIEnv<'l>,
+    items: &[String],
+) -> jni::errors::Result<JObject<'l>> {
+    let arr = env.new_object_array(items.len() as i32, "java/lang/String", JObject::null())?;
+    for (i, s) in items.iter().enumerate() {
+        let js = env.new_string(s)?;
+        env.set_object_array_element(&arr, i as i32, js)?;
+    }
+    Ok(arr.into())
+}
