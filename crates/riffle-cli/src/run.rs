@@ -21,6 +21,11 @@ pub struct RunArgs {
     /// Configuration applied before the script's own `SET`s, as `key=value` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// The job's id, naming its checkpoints (default: `pipeline.name`, else a hash of the
+    /// script and its `--set`s). A checkpointed job resumes from the latest completed
+    /// checkpoint of its id.
+    #[arg(long = "job-id", value_name = "ID")]
+    job_id: Option<String>,
 }
 
 /// Runs `riffle run` and returns its exit code.
@@ -58,12 +63,37 @@ pub fn run(args: RunArgs) -> ExitCode {
         Ok(g) => g,
         Err(code) => return code,
     };
-    match riffle_runtime::run_blocking(&graph, std::future::pending()) {
+    let job_id = job_id(args.job_id.as_deref(), &graph, &format!("{prelude}{sql}"));
+    match riffle_runtime::run_blocking(&graph, Some(job_id), std::future::pending()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: job failed: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// The job id: given, else `pipeline.name` (characters other than letters, digits, `-`, `_`
+/// and `.` become `-`), else a hash of the script text.
+fn job_id(given: Option<&str>, graph: &riffle_plan::JobGraph, script: &str) -> String {
+    if let Some(id) = given {
+        return id.to_string();
+    }
+    match graph.config.get("pipeline.name") {
+        Some(name) if !name.trim().is_empty() => name
+            .trim()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect::<String>()
+            .trim_start_matches('.')
+            .to_string(),
+        _ => riffle_runtime::checkpoint::job_id_for(script),
     }
 }
 

@@ -15,6 +15,7 @@ use riffle_plan::ConnectorSpec;
 use crate::csv::{is_skipped_line, split_record};
 use crate::options::Options;
 use crate::rows::{is_writable_text_type, RowDecoder, RowEncoder, TextFormat};
+use crate::snapshot::{StateReader, StateWriter};
 use crate::{ConnectorError, Result, SourceReader, SubtaskInfo, BATCH_SIZE};
 
 /// Reads the required `format` option and its format options.
@@ -60,6 +61,8 @@ pub fn open_source(
         files: mine.into_iter().rev().collect(),
         current: None,
         decoder,
+        lines: 0,
+        table: spec.table.clone(),
     }))
 }
 
@@ -99,6 +102,10 @@ struct FileSource {
     files: Vec<PathBuf>,
     current: Option<(PathBuf, BufReader<File>, u64)>,
     decoder: RowDecoder,
+    /// Lines read so far over all files: the position a checkpoint stores (the files and their
+    /// order are fixed, so replaying skips exactly these lines).
+    lines: u64,
+    table: String,
 }
 
 impl FileSource {
@@ -125,6 +132,7 @@ impl FileSource {
                 continue;
             }
             *line_no += 1;
+            self.lines += 1;
             return Ok(true);
         }
     }
@@ -170,6 +178,33 @@ impl SourceReader for FileSource {
         }
         self.decoder.flush().map(Some)
     }
+
+    fn enable_checkpointing(&mut self) -> bool {
+        true
+    }
+
+    fn snapshot_position(&mut self, _checkpoint: u64) -> Result<Vec<u8>> {
+        let mut w = StateWriter::new();
+        w.u64(self.lines);
+        Ok(w.finish())
+    }
+
+    fn restore_position(&mut self, position: &[u8]) -> Result<()> {
+        let what = format!("filesystem table '{}'", self.table);
+        let mut r = StateReader::new(position, &what);
+        let lines = r.u64()?;
+        r.finish()?;
+        let mut line = String::new();
+        while self.lines < lines {
+            if !self.next_line(&mut line)? {
+                return Err(ConnectorError::new(format!(
+                    "{what}: the checkpoint had read {lines} lines, the files now hold {}",
+                    self.lines
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Opens the filesystem sink subtask `subtask`: rows go to `<path>/part-<subtask>-0.<format>`
@@ -202,16 +237,29 @@ pub fn open_sink(
     let writer = std::fs::File::create(&file)
         .map_err(|e| ConnectorError::new(format!("cannot create {}: {e}", file.display())))?;
     Ok(Box::new(FileSink {
-        encoder: RowEncoder::new(fields.iter().map(|f| f.name.clone()).collect(), format),
-        out: std::io::BufWriter::new(writer),
+        encoder: RowEncoder::new(
+            fields.iter().map(|f| f.name.clone()).collect(),
+            format.clone(),
+        ),
+        out: Some((file, std::io::BufWriter::new(writer))),
         line: String::new(),
+        staged: None,
+        dir: path,
+        subtask: subtask.index,
+        extension: format.name().to_string(),
     }))
 }
 
 struct FileSink {
     encoder: RowEncoder,
-    out: std::io::BufWriter<File>,
+    /// The part file written directly (at-least-once), with its path.
+    out: Option<(PathBuf, std::io::BufWriter<File>)>,
     line: String,
+    /// Exactly-once: the lines of the open transaction.
+    staged: Option<String>,
+    dir: PathBuf,
+    subtask: usize,
+    extension: String,
 }
 
 impl crate::SinkWriter for FileSink {
@@ -223,17 +271,85 @@ impl crate::SinkWriter for FileSink {
             self.line.clear();
             self.encoder.encode(&columns, row, &mut self.line);
             self.line.push('\n');
-            self.out
-                .write_all(self.line.as_bytes())
-                .map_err(|e| ConnectorError::new(format!("filesystem sink: {e}")))?;
+            if let Some(staged) = &mut self.staged {
+                staged.push_str(&self.line);
+            } else if let Some((_, out)) = &mut self.out {
+                out.write_all(self.line.as_bytes())
+                    .map_err(|e| ConnectorError::new(format!("filesystem sink: {e}")))?;
+            }
         }
         Ok(())
     }
 
     fn finish(&mut self) -> Result<()> {
         use std::io::Write;
-        self.out
-            .flush()
-            .map_err(|e| ConnectorError::new(format!("filesystem sink: {e}")))
+        match &mut self.out {
+            Some((_, out)) => out
+                .flush()
+                .map_err(|e| ConnectorError::new(format!("filesystem sink: {e}"))),
+            None => Ok(()),
+        }
+    }
+
+    fn enable_exactly_once(
+        &mut self,
+        _transactional_id: &str,
+    ) -> Result<Option<std::sync::Arc<dyn crate::Committer>>> {
+        // Rows now go to one part file per checkpoint, published on completion; the direct
+        // part file opened for at-least-once writing is still empty and goes away.
+        if let Some((file, _)) = self.out.take() {
+            std::fs::remove_file(&file).map_err(|e| {
+                ConnectorError::new(format!("cannot remove {}: {e}", file.display()))
+            })?;
+        }
+        self.staged = Some(String::new());
+        Ok(Some(std::sync::Arc::new(PartFileCommitter {
+            dir: self.dir.clone(),
+        })))
+    }
+
+    fn prepare_commit(&mut self, checkpoint: u64) -> Result<Vec<u8>> {
+        let Some(staged) = &mut self.staged else {
+            return Ok(Vec::new());
+        };
+        let mut w = StateWriter::new();
+        w.str(&format!(
+            "part-{}-{checkpoint}.{}",
+            self.subtask, self.extension
+        ));
+        w.str(&std::mem::take(staged));
+        Ok(w.finish())
+    }
+}
+
+/// Publishes a transaction as a part file: written under a hidden name (readers skip files
+/// starting with `.`), synced, then renamed; a part file that exists is already published.
+struct PartFileCommitter {
+    dir: PathBuf,
+}
+
+impl crate::Committer for PartFileCommitter {
+    fn commit(&self, _checkpoint: u64, transaction: &[u8]) -> Result<()> {
+        use std::io::Write;
+        if transaction.is_empty() {
+            return Ok(());
+        }
+        let what = format!("the transaction of filesystem sink {}", self.dir.display());
+        let mut r = StateReader::new(transaction, &what);
+        let name = r.str()?;
+        let text = r.str()?;
+        r.finish()?;
+        let target = self.dir.join(&name);
+        if text.is_empty() || target.exists() {
+            return Ok(());
+        }
+        let tmp = self.dir.join(format!(".{name}.inprogress"));
+        let io = |e: std::io::Error| {
+            ConnectorError::new(format!("filesystem sink {}: {e}", target.display()))
+        };
+        let mut file = File::create(&tmp).map_err(io)?;
+        file.write_all(text.as_bytes()).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        std::fs::rename(&tmp, &target).map_err(io)
     }
 }

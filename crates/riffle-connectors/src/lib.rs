@@ -21,6 +21,7 @@ pub mod options;
 pub mod print;
 pub mod rocketmq;
 pub mod rows;
+pub mod snapshot;
 mod text;
 
 use std::fmt;
@@ -124,17 +125,77 @@ pub type Result<T> = std::result::Result<T, ConnectorError>;
 
 /// A bounded or unbounded reader of one source subtask. Blocking; the runtime runs it on a
 /// blocking thread.
+///
+/// Checkpointing (see `docs/checkpoints.md`): when a job checkpoints, the runtime calls
+/// [`Self::enable_checkpointing`] once after opening; a source that returns `true` then reports
+/// its position on every checkpoint barrier ([`Self::snapshot_position`]), can be moved back to
+/// such a position before its first batch ([`Self::restore_position`]), and does side effects
+/// tied to consumed input (like committing a consumer group's offsets) only in
+/// [`Self::checkpoint_complete`].
 pub trait SourceReader: Send {
     /// The next batch, or `None` when the (bounded) input is exhausted.
     fn next_batch(&mut self) -> Result<Option<RecordBatch>>;
+
+    /// Switches the reader to checkpointed operation; `false` when it cannot be checkpointed.
+    fn enable_checkpointing(&mut self) -> bool {
+        false
+    }
+
+    /// The position right after the last batch returned, to be stored in checkpoint
+    /// `checkpoint` (encode it with [`snapshot::StateWriter`]).
+    fn snapshot_position(&mut self, _checkpoint: u64) -> Result<Vec<u8>> {
+        Err(ConnectorError::new("this source cannot be checkpointed"))
+    }
+
+    /// Continues from a position returned by [`Self::snapshot_position`] (before any batch).
+    fn restore_position(&mut self, _position: &[u8]) -> Result<()> {
+        Err(ConnectorError::new(
+            "this source cannot be restored from a checkpoint",
+        ))
+    }
+
+    /// Checkpoint `checkpoint` is complete: its position will never be replayed before.
+    fn checkpoint_complete(&mut self, _checkpoint: u64) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A writer of one sink subtask.
+///
+/// Exactly-once sinks are two-phase: with checkpointing on, the runtime calls
+/// [`Self::enable_exactly_once`] once after opening; an exactly-once sink then stages what it is
+/// given instead of publishing it, hands the staged rows over as a *transaction* on every
+/// checkpoint barrier ([`Self::prepare_commit`]; the bytes are stored in the checkpoint), and
+/// its [`Committer`] publishes a transaction once the checkpoint is complete — again after a
+/// restore, so committing must be idempotent. Sinks without a committer (print, blackhole)
+/// stay at-least-once, as in Flink.
 pub trait SinkWriter: Send {
     /// Writes rows with their change kinds.
     fn write(&mut self, batch: &ChangeBatch) -> Result<()>;
     /// Flushes and closes the sink at the end of a bounded job.
     fn finish(&mut self) -> Result<()>;
+
+    /// Switches to exactly-once delivery; `transactional_id` is unique and stable per job, sink
+    /// and subtask. `None`: the sink stays at-least-once.
+    fn enable_exactly_once(
+        &mut self,
+        _transactional_id: &str,
+    ) -> Result<Option<Arc<dyn Committer>>> {
+        Ok(None)
+    }
+
+    /// Closes the transaction of everything written since the previous barrier, for
+    /// checkpoint `checkpoint`. At-least-once sinks flush and return nothing.
+    fn prepare_commit(&mut self, _checkpoint: u64) -> Result<Vec<u8>> {
+        Ok(Vec::new())
+    }
+}
+
+/// Publishes the transactions of one exactly-once sink subtask.
+pub trait Committer: Send + Sync {
+    /// Publishes `transaction` (from [`SinkWriter::prepare_commit`] for checkpoint
+    /// `checkpoint`); committing a transaction that was already committed changes nothing.
+    fn commit(&self, checkpoint: u64, transaction: &[u8]) -> Result<()>;
 }
 
 /// Where a subtask stands among its operator's subtasks.

@@ -15,6 +15,9 @@ use arrow::datatypes::{
 use datafusion::common::ScalarValue;
 use riffle_plan::AggregateFunction;
 
+use riffle_connectors::snapshot::{StateReader, StateWriter};
+
+use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
 
 /// A numeric input value.
@@ -280,6 +283,112 @@ impl Accumulator {
                 }
             }
         }
+    }
+}
+
+impl Accumulator {
+    /// Writes the running state; `arg` encodes values of the argument's type (kept by
+    /// `MIN`/`MAX` and `DISTINCT`).
+    pub fn write_state(
+        &self,
+        w: &mut StateWriter,
+        arg: Option<&ScalarCodec>,
+    ) -> Result<(), RuntimeError> {
+        let values = |w: &mut StateWriter,
+                      entries: &mut dyn Iterator<Item = (&ScalarValue, i64)>,
+                      len: usize|
+         -> Result<(), RuntimeError> {
+            w.length(len);
+            for (v, c) in entries {
+                let Some(codec) = arg else {
+                    return Err(RuntimeError::new(
+                        "accumulator values without an argument type",
+                    ));
+                };
+                codec.write(w, std::slice::from_ref(v))?;
+                w.i64(c);
+            }
+            Ok(())
+        };
+        match &self.state {
+            State::Count(c) => {
+                w.u8(0);
+                w.i64(*c);
+            }
+            State::Sum {
+                int,
+                decimal,
+                float,
+                count,
+            } => {
+                w.u8(1);
+                w.i64(*int);
+                w.i128(*decimal);
+                w.f64(*float);
+                w.i64(*count);
+            }
+            State::MinMax(map) => {
+                w.u8(2);
+                values(w, &mut map.iter().map(|(k, c)| (&k.0, *c)), map.len())?;
+            }
+        }
+        w.bool(self.distinct.is_some());
+        if let Some(seen) = &self.distinct {
+            values(w, &mut seen.iter().map(|(k, c)| (k, *c)), seen.len())?;
+        }
+        Ok(())
+    }
+
+    /// Replaces the running state with one written by [`Self::write_state`].
+    pub fn read_state(
+        &mut self,
+        r: &mut StateReader<'_>,
+        arg: Option<&ScalarCodec>,
+    ) -> Result<(), RuntimeError> {
+        let values = |r: &mut StateReader<'_>| -> Result<Vec<(ScalarValue, i64)>, RuntimeError> {
+            let n = r.length()?;
+            let mut out = Vec::with_capacity(n);
+            for _ in 0..n {
+                let Some(codec) = arg else {
+                    return Err(RuntimeError::new(
+                        "accumulator values without an argument type",
+                    ));
+                };
+                let v = codec
+                    .read(r)?
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| RuntimeError::new("accumulator state value is missing"))?;
+                out.push((v, r.i64()?));
+            }
+            Ok(out)
+        };
+        self.state = match r.u8()? {
+            0 => State::Count(r.i64()?),
+            1 => State::Sum {
+                int: r.i64()?,
+                decimal: r.i128()?,
+                float: r.f64()?,
+                count: r.i64()?,
+            },
+            2 => State::MinMax(
+                values(r)?
+                    .into_iter()
+                    .map(|(v, c)| (OrdScalar(v), c))
+                    .collect(),
+            ),
+            other => {
+                return Err(RuntimeError::new(format!(
+                    "corrupted accumulator state (kind {other})"
+                )))
+            }
+        };
+        self.distinct = if r.bool()? {
+            Some(values(r)?.into_iter().collect())
+        } else {
+            None
+        };
+        Ok(())
     }
 }
 

@@ -20,6 +20,8 @@ pub enum Message {
     Data(ChangeBatch),
     /// Event time has reached this value (milliseconds) on the sending channel.
     Watermark(i64),
+    /// Checkpoint barrier `n`: everything before it on the channel belongs to checkpoint `n`.
+    Barrier(u64),
     /// The sending subtask is done.
     End,
 }
@@ -111,7 +113,7 @@ impl Output {
         Ok(())
     }
 
-    /// Sends a watermark (or the end) to every consumer subtask.
+    /// Sends a watermark, a barrier or the end to every consumer subtask.
     pub async fn broadcast(&mut self, message: Message) -> Result<(), RuntimeError> {
         for edge in &self.edges {
             for (tx, ch) in &edge.targets {

@@ -13,8 +13,10 @@
 #![warn(missing_docs)]
 
 mod accumulator;
+pub mod checkpoint;
 mod exchange;
 mod operators;
+mod state_codec;
 mod task;
 
 use std::future::Future;
@@ -55,18 +57,25 @@ pub struct RunOptions {
     pub print_target: PrintTarget,
     /// Stops the job when requested.
     pub stop: StopHandle,
+    /// The job's id, naming its checkpoints (default: a hash of the job graph).
+    pub job_id: Option<String>,
 }
 
 /// Runs `graph` to completion (bounded inputs) or until `options.stop` is requested.
 pub async fn run(graph: &JobGraph, options: RunOptions) -> Result<(), RuntimeError> {
     let session = FlinkSession::for_config(&graph.config).with_user_functions(&graph.functions);
-    let job = task::build(graph, &session, &options)?;
+    let checkpoint = checkpoint::CheckpointConfig::from_graph(graph, options.job_id.as_deref())?;
+    let job = task::build(graph, &session, &options, checkpoint)?;
     job.run().await
 }
 
 /// Runs `graph` on a new multi-threaded tokio runtime; a Ctrl-C (or `extra_stop` completing)
 /// stops the job cleanly.
-pub fn run_blocking<F>(graph: &JobGraph, extra_stop: F) -> Result<(), RuntimeError>
+pub fn run_blocking<F>(
+    graph: &JobGraph,
+    job_id: Option<String>,
+    extra_stop: F,
+) -> Result<(), RuntimeError>
 where
     F: Future<Output = ()> + Send + 'static,
 {
@@ -93,6 +102,7 @@ where
             RunOptions {
                 print_target: PrintTarget::Stdout,
                 stop,
+                job_id,
             },
         )
         .await;

@@ -4,11 +4,18 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
+use std::collections::VecDeque;
+use std::sync::mpsc as std_mpsc;
+use std::time::Duration;
+
 use riffle_connectors::{open_sink, open_source, ChangeBatch, SourceReader, SubtaskInfo};
 use riffle_plan::{FlinkSession, JobGraph, OperatorKind};
 use tokio::sync::mpsc::{self, Receiver, Sender};
 use tokio::task::JoinSet;
 
+use crate::checkpoint::coordinator::{commit_all, Coordinator, Report, SourceCommand};
+use crate::checkpoint::storage::{CheckpointStore, OperatorMeta, Restored};
+use crate::checkpoint::{fingerprint, CheckpointConfig, TaskId};
 use crate::exchange::{EdgeOutput, Envelope, Message, Output};
 use crate::operators::{self, Emit, StreamOperator};
 use crate::{RunOptions, StopHandle, CHANNEL_CAPACITY};
@@ -70,14 +77,107 @@ enum Work {
     Operator(Box<dyn StreamOperator>, Receiver<Envelope>, Vec<usize>),
 }
 
-/// Opens every connector, compiles every expression and wires the channels.
+/// A checkpointed job's wiring while it is built.
+struct Checkpointing {
+    config: CheckpointConfig,
+    restored: Option<Restored>,
+    reports: std_mpsc::Sender<Report>,
+    coordinator: Coordinator,
+}
+
+impl Checkpointing {
+    fn new(
+        graph: &JobGraph,
+        config: CheckpointConfig,
+        stop: &StopHandle,
+    ) -> Result<Self, RuntimeError> {
+        let store = CheckpointStore::new(&config.root, &config.job_id);
+        let operators: Vec<OperatorMeta> = graph
+            .operators
+            .iter()
+            .map(|op| OperatorMeta {
+                id: op.id,
+                fingerprint: fingerprint(op),
+                parallelism: op.parallelism,
+            })
+            .collect();
+        let restored = store.latest()?;
+        if let Some(r) = &restored {
+            check_compatible(r, &operators, &config.job_id)?;
+        }
+        store.clean()?;
+        let next = restored.as_ref().map_or(1, |r| r.metadata.checkpoint + 1);
+        let (reports, rx) = std_mpsc::channel();
+        Ok(Self {
+            coordinator: Coordinator {
+                config: config.clone(),
+                store,
+                operators,
+                sources: Vec::new(),
+                committers: Vec::new(),
+                reports: rx,
+                next,
+                stop: stop.clone(),
+            },
+            config,
+            restored,
+            reports,
+        })
+    }
+
+    fn state(&self, task: TaskId) -> Option<&[u8]> {
+        self.restored
+            .as_ref()
+            .and_then(|r| r.states.get(&task))
+            .map(Vec::as_slice)
+    }
+}
+
+/// Refuses to restore a checkpoint of a different job graph.
+fn check_compatible(
+    restored: &Restored,
+    operators: &[OperatorMeta],
+    job_id: &str,
+) -> Result<(), RuntimeError> {
+    let theirs = &restored.metadata.operators;
+    let where_ = restored.dir.display();
+    if theirs.len() != operators.len() {
+        return Err(RuntimeError::new(format!(
+            "checkpoint {where_} has {} operators, the job has {}: the job changed since it was checkpointed (run it under another job id, e.g. `--job-id`)",
+            theirs.len(),
+            operators.len()
+        )));
+    }
+    for (a, b) in theirs.iter().zip(operators) {
+        if a.fingerprint != b.fingerprint {
+            return Err(RuntimeError::new(format!(
+                "checkpoint {where_} of job '{job_id}': operator {} was {}, it is now {}: the job changed since it was checkpointed (run it under another job id, e.g. `--job-id`)",
+                a.id, a.fingerprint, b.fingerprint
+            )));
+        }
+        if a.parallelism != b.parallelism {
+            return Err(RuntimeError::new(format!(
+                "unsupported feature: restoring checkpoint {where_} with another parallelism (operator {} had {} subtasks, now {})",
+                a.id, a.parallelism, b.parallelism
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Opens every connector, compiles every expression and wires the channels; with a
+/// checkpoint configuration, restores the job's latest completed checkpoint.
 pub fn build(
     graph: &JobGraph,
     session: &FlinkSession,
     options: &RunOptions,
+    checkpoint: Option<CheckpointConfig>,
 ) -> Result<Job, RuntimeError> {
     let stop = &options.stop;
     let ops = &graph.operators;
+    let mut checkpointing = checkpoint
+        .map(|c| Checkpointing::new(graph, c, stop))
+        .transpose()?;
     // One receiver per subtask.
     let mut senders: Vec<Vec<Sender<Envelope>>> = Vec::with_capacity(ops.len());
     let mut receivers: Vec<Vec<Option<Receiver<Envelope>>>> = Vec::with_capacity(ops.len());
@@ -115,6 +215,10 @@ pub fn build(
                 index,
                 parallelism: op.parallelism,
             };
+            let task_id = TaskId {
+                operator: op.id,
+                subtask: index,
+            };
             let mut output = Output::default();
             for (edge_idx, edge) in graph.edges.iter().enumerate() {
                 if edge.from != op.id {
@@ -134,7 +238,14 @@ pub fn build(
             }
             let work = match &op.kind {
                 OperatorKind::Source { connector } => {
-                    Work::Source(open_source(connector, schema.clone(), subtask)?)
+                    let mut reader = open_source(connector, schema.clone(), subtask)?;
+                    if checkpointing.is_some() && !reader.enable_checkpointing() {
+                        return Err(RuntimeError::new(format!(
+                            "unsupported feature: checkpointing a job that reads table '{}' (connector '{}' cannot be checkpointed)",
+                            connector.table, connector.connector
+                        )));
+                    }
+                    Work::Source(reader)
                 }
                 OperatorKind::Values { rows } => {
                     Work::Source(operators::values(rows, schema.clone(), session, index)?)
@@ -146,24 +257,99 @@ pub fn build(
                         .filter_map(|e| ops.get(e.from))
                         .collect();
                     let operator: Box<dyn StreamOperator> = match kind {
-                        OperatorKind::Sink { connector } => Box::new(operators::SinkOperator::new(
-                            open_sink(connector, &op.schema, subtask, &options.print_target)?,
-                        )),
+                        OperatorKind::Sink { connector } => {
+                            let mut writer =
+                                open_sink(connector, &op.schema, subtask, &options.print_target)?;
+                            if let Some(c) = checkpointing.as_mut() {
+                                let id = format!("{}-{}-{}", c.config.job_id, op.id, index);
+                                if let Some(committer) = writer.enable_exactly_once(&id)? {
+                                    // A restored transaction may not have been published yet.
+                                    if let Some(r) = &c.restored {
+                                        commit_all(
+                                            &[(task_id, committer.clone())],
+                                            r.metadata.checkpoint,
+                                            &r.states,
+                                        )?;
+                                    }
+                                    c.coordinator.committers.push((task_id, committer));
+                                }
+                            }
+                            Box::new(operators::SinkOperator::new(writer))
+                        }
                         _ => operators::create(op, &inputs, session)?,
                     };
+                    if checkpointing.is_some() && !operator.supports_checkpoints() {
+                        return Err(RuntimeError::new(format!(
+                            "unsupported feature: checkpointing a job with operator {} ({}): its state cannot be checkpointed yet",
+                            op.id,
+                            fingerprint(op)
+                        )));
+                    }
                     let rx = receiver.ok_or_else(|| RuntimeError::new("subtask wired twice"))?;
                     Work::Operator(operator, rx, channel_inputs[op.id].clone())
                 }
             };
+            let control = checkpointing.as_mut().map(|c| Control {
+                task: task_id,
+                reports: c.reports.clone(),
+                commands: None,
+            });
             tasks.push(match work {
-                Work::Source(reader) => Box::pin(run_source(reader, output, stop.clone())),
-                Work::Operator(operator, rx, inputs) => {
-                    Box::pin(run_operator(operator, rx, inputs, output))
+                Work::Source(mut reader) => {
+                    let control = match (control, checkpointing.as_mut()) {
+                        (Some(mut control), Some(c)) => {
+                            if let Some(state) = c.state(task_id) {
+                                reader.restore_position(state)?;
+                            }
+                            let (tx, rx) = std_mpsc::channel();
+                            c.coordinator.sources.push((task_id, tx));
+                            control.commands = Some(rx);
+                            Some(control)
+                        }
+                        _ => None,
+                    };
+                    Box::pin(run_source(reader, output, stop.clone(), control))
+                }
+                Work::Operator(mut operator, rx, inputs) => {
+                    if let Some(state) = checkpointing.as_ref().and_then(|c| c.state(task_id)) {
+                        if !matches!(op.kind, OperatorKind::Sink { .. }) {
+                            operator.restore(state)?;
+                        }
+                    }
+                    Box::pin(run_operator(operator, rx, inputs, output, control))
                 }
             });
         }
     }
+    if let Some(c) = checkpointing {
+        let coordinator = c.coordinator;
+        tasks.push(Box::pin(async move {
+            tokio::task::spawn_blocking(move || coordinator.run())
+                .await
+                .map_err(|e| RuntimeError::new(format!("checkpoint coordinator failed: {e}")))?
+        }));
+    }
     Ok(Job { tasks })
+}
+
+/// A subtask's link to the checkpoint coordinator.
+struct Control {
+    task: TaskId,
+    reports: std_mpsc::Sender<Report>,
+    /// Commands to a source subtask.
+    commands: Option<std_mpsc::Receiver<SourceCommand>>,
+}
+
+impl Control {
+    fn ack(&self, checkpoint: u64, state: Vec<u8>) {
+        // The coordinator ends only after every subtask: a closed channel means the job is
+        // already failing, which is reported elsewhere.
+        let _ = self.reports.send(Report::Ack {
+            checkpoint,
+            task: self.task,
+            state,
+        });
+    }
 }
 
 impl Job {
@@ -187,62 +373,183 @@ impl Job {
     }
 }
 
-/// Reads a source on a blocking thread and routes its batches; ends with the maximum watermark
-/// (bounded input exhausted) or without it (stopped).
-async fn run_source(
+/// What a source's reading thread hands to its task.
+enum SourceItem {
+    Batch(ChangeBatch),
+    /// Barrier `n` with the reader's position.
+    Barrier(u64, Vec<u8>),
+    /// The input is exhausted (checkpointed sources then wait for the final checkpoint).
+    Exhausted,
+}
+
+/// How often an exhausted checkpointed source looks for a stop while it waits.
+const COMMAND_POLL: Duration = Duration::from_millis(100);
+
+/// The reading thread of a source: reads batches and, when checkpointing, answers the
+/// coordinator's commands between batches.
+fn read_source(
     mut reader: Box<dyn SourceReader>,
-    mut output: Output,
+    tx: Sender<Result<SourceItem, RuntimeError>>,
     stop: StopHandle,
-) -> Result<(), RuntimeError> {
-    let (tx, mut rx) = mpsc::channel::<Result<ChangeBatch, RuntimeError>>(2);
-    let reader_stop = stop.clone();
-    let reading = tokio::task::spawn_blocking(move || loop {
-        if reader_stop.is_stopped() {
+    commands: Option<std_mpsc::Receiver<SourceCommand>>,
+) {
+    let mut exhausted = false;
+    let send = |item: Result<SourceItem, RuntimeError>| {
+        let failed = item.is_err();
+        tx.blocking_send(item).is_ok() && !failed
+    };
+    loop {
+        if stop.is_stopped() {
             return;
         }
+        if let Some(commands) = &commands {
+            let command = if exhausted {
+                match commands.recv_timeout(COMMAND_POLL) {
+                    Ok(c) => Some(c),
+                    Err(std_mpsc::RecvTimeoutError::Timeout) => continue,
+                    Err(std_mpsc::RecvTimeoutError::Disconnected) => return,
+                }
+            } else {
+                commands.try_recv().ok()
+            };
+            match command {
+                Some(SourceCommand::Barrier(n)) => {
+                    let item = reader
+                        .snapshot_position(n)
+                        .map(|p| SourceItem::Barrier(n, p))
+                        .map_err(RuntimeError::from);
+                    if !send(item) {
+                        return;
+                    }
+                    continue;
+                }
+                Some(SourceCommand::Complete(n)) => {
+                    if let Err(e) = reader.checkpoint_complete(n) {
+                        let _ = send(Err(e.into()));
+                        return;
+                    }
+                    continue;
+                }
+                Some(SourceCommand::Finish) => return,
+                None => {}
+            }
+        }
         let next = match reader.next_batch() {
-            Ok(Some(batch)) => Ok(ChangeBatch::inserts(batch)),
+            Ok(Some(batch)) => Ok(SourceItem::Batch(ChangeBatch::inserts(batch))),
+            Ok(None) if commands.is_some() => {
+                exhausted = true;
+                Ok(SourceItem::Exhausted)
+            }
             Ok(None) => return,
             Err(e) => Err(RuntimeError::from(e)),
         };
-        let failed = next.is_err();
-        if tx.blocking_send(next).is_err() || failed {
+        if !send(next) {
             return;
         }
-    });
-    while let Some(batch) = rx.recv().await {
-        output.send(batch?).await?;
+    }
+}
+
+/// Reads a source on a blocking thread and routes its batches; ends with the maximum watermark
+/// (bounded input exhausted) or without it (stopped).
+async fn run_source(
+    reader: Box<dyn SourceReader>,
+    mut output: Output,
+    stop: StopHandle,
+    mut control: Option<Control>,
+) -> Result<(), RuntimeError> {
+    let (tx, mut rx) = mpsc::channel::<Result<SourceItem, RuntimeError>>(2);
+    let reader_stop = stop.clone();
+    let commands = control.as_mut().and_then(|c| c.commands.take());
+    let reading =
+        tokio::task::spawn_blocking(move || read_source(reader, tx, reader_stop, commands));
+    let mut final_watermark_sent = false;
+    while let Some(item) = rx.recv().await {
+        match item? {
+            SourceItem::Batch(batch) => output.send(batch).await?,
+            SourceItem::Barrier(n, position) => {
+                if let Some(c) = &control {
+                    c.ack(n, position);
+                }
+                output.broadcast(Message::Barrier(n)).await?;
+            }
+            SourceItem::Exhausted => {
+                output.broadcast(Message::Watermark(i64::MAX)).await?;
+                final_watermark_sent = true;
+                if let Some(c) = &control {
+                    let _ = c.reports.send(Report::Exhausted(c.task));
+                }
+            }
+        }
     }
     reading
         .await
         .map_err(|e| RuntimeError::new(format!("source thread failed: {e}")))?;
-    if !stop.is_stopped() {
+    if stop.is_stopped() {
+        return output.broadcast(Message::End).await;
+    }
+    if !final_watermark_sent {
         output.broadcast(Message::Watermark(i64::MAX)).await?;
     }
     output.broadcast(Message::End).await
 }
 
-/// Feeds an operator from its input channels, tracking the minimum watermark over them.
+/// Barrier alignment of one subtask's input channels.
+#[derive(Default)]
+struct Alignment {
+    /// Channels whose barrier arrived: their messages wait in `held`.
+    blocked: Vec<bool>,
+    /// Messages of blocked channels, in arrival order.
+    held: VecDeque<Envelope>,
+}
+
+impl Alignment {
+    /// The next held message of a channel that is no longer blocked.
+    fn next_released(&mut self) -> Option<Envelope> {
+        let i = self.held.iter().position(|(c, _)| !self.blocked[*c])?;
+        self.held.remove(i)
+    }
+}
+
+/// Feeds an operator from its input channels, tracking the minimum watermark over them and
+/// aligning checkpoint barriers.
 async fn run_operator(
     mut operator: Box<dyn StreamOperator>,
     mut rx: Receiver<Envelope>,
     channel_inputs: Vec<usize>,
     mut output: Output,
+    control: Option<Control>,
 ) -> Result<(), RuntimeError> {
     let channels = channel_inputs.len();
     let mut watermarks = vec![i64::MIN; channels];
     let mut ended = vec![false; channels];
     let mut current = i64::MIN;
     let mut emits: Vec<Emit> = Vec::new();
+    let mut alignment = Alignment {
+        blocked: vec![false; channels],
+        ..Alignment::default()
+    };
     if channels == 0 {
         operator.end(&mut emits)?;
         flush(&mut emits, &mut output).await?;
         return output.broadcast(Message::End).await;
     }
-    while let Some((channel, message)) = rx.recv().await {
+    loop {
+        let (channel, message) = match alignment.next_released() {
+            Some(m) => m,
+            None => match rx.recv().await {
+                Some(m) => m,
+                // All senders dropped without an end: upstream failed; the failure is
+                // reported there.
+                None => return Ok(()),
+            },
+        };
         let Some(input) = channel_inputs.get(channel).copied() else {
             return Err(RuntimeError::new("message on an unknown channel"));
         };
+        if alignment.blocked[channel] {
+            alignment.held.push_back((channel, message));
+            continue;
+        }
         match message {
             Message::Data(batch) => operator.process(input, batch, &mut emits)?,
             Message::Watermark(w) => {
@@ -251,6 +558,19 @@ async fn run_operator(
                 if min > current {
                     current = min;
                     operator.watermark(min, &mut emits)?;
+                }
+            }
+            Message::Barrier(n) => {
+                alignment.blocked[channel] = true;
+                let aligned = alignment.blocked.iter().zip(&ended).all(|(b, e)| *b || *e);
+                if aligned {
+                    flush(&mut emits, &mut output).await?;
+                    let state = operator.snapshot(n)?;
+                    if let Some(c) = &control {
+                        c.ack(n, state);
+                    }
+                    output.broadcast(Message::Barrier(n)).await?;
+                    alignment.blocked.iter_mut().for_each(|b| *b = false);
                 }
             }
             Message::End => {
@@ -264,8 +584,6 @@ async fn run_operator(
         }
         flush(&mut emits, &mut output).await?;
     }
-    // All senders dropped without an end: upstream failed; the failure is reported there.
-    Ok(())
 }
 
 async fn flush(emits: &mut Vec<Emit>, output: &mut Output) -> Result<(), RuntimeError> {

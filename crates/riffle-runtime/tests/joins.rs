@@ -13,6 +13,7 @@ fn run(sql: &str) -> Vec<String> {
     let options = RunOptions {
         print_target: PrintTarget::Capture(lines.clone()),
         stop: StopHandle::default(),
+        job_id: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -13,6 +13,7 @@ fn run(sql: &str) -> Result<Vec<String>, String> {
     let options = RunOptions {
         print_target: PrintTarget::Capture(lines.clone()),
         stop: StopHandle::default(),
+        job_id: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -168,6 +169,7 @@ INSERT INTO b SELECT id FROM g;";
     let options = RunOptions {
         print_target: PrintTarget::Stdout,
         stop: stop.clone(),
+        job_id: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -24,6 +24,7 @@ use super::options::{normalize, BodyFormat, RocketMqOptions, Role, StartupMode};
 use super::{shared_store, store_error};
 use crate::options::Options;
 use crate::rows::RowDecoder;
+use crate::snapshot::{StateReader, StateWriter};
 use crate::{ConnectorError, Result, SourceReader, SubtaskInfo, BATCH_SIZE};
 
 /// How long an unbounded source waits for new messages before handing back an empty batch (so
@@ -84,6 +85,8 @@ pub fn open_source(
         cursors,
         next_cursor: 0,
         uncommitted: false,
+        checkpointing: false,
+        snapshots: Vec::new(),
     }))
 }
 
@@ -228,6 +231,11 @@ struct RocketMqSource {
     next_cursor: usize,
     /// Offsets moved since the last commit.
     uncommitted: bool,
+    /// Checkpointed: positions live in checkpoints, and the group's offsets are committed when
+    /// a checkpoint completes (rocketmq-flink's commit on checkpoint), never per batch.
+    checkpointing: bool,
+    /// Offsets of checkpoints taken but not yet complete.
+    snapshots: Vec<(u64, Vec<(u32, u64)>)>,
 }
 
 impl RocketMqSource {
@@ -235,7 +243,7 @@ impl RocketMqSource {
         let Some(group) = &self.opts.group else {
             return Ok(());
         };
-        if !self.uncommitted {
+        if !self.uncommitted || self.checkpointing {
             return Ok(());
         }
         let offsets: Vec<(u32, u64)> = self.cursors.iter().map(|c| (c.queue, c.next)).collect();
@@ -320,8 +328,8 @@ impl RocketMqSource {
     }
 }
 
-impl SourceReader for RocketMqSource {
-    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+impl RocketMqSource {
+    fn read_batch(&mut self) -> Result<Option<RecordBatch>> {
         // The previous batch has been taken by the runtime: its offsets are consumed.
         self.commit()?;
         let mut rows = 0;
@@ -365,5 +373,78 @@ impl SourceReader for RocketMqSource {
             return Ok(None);
         }
         self.flush(rows).map(Some)
+    }
+}
+
+impl RocketMqSource {
+    fn what(&self) -> String {
+        format!("rocketmq table '{}'", self.opts.table)
+    }
+}
+
+impl SourceReader for RocketMqSource {
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        self.read_batch()
+    }
+
+    fn enable_checkpointing(&mut self) -> bool {
+        self.checkpointing = true;
+        true
+    }
+
+    fn snapshot_position(&mut self, checkpoint: u64) -> Result<Vec<u8>> {
+        let mut w = StateWriter::new();
+        w.str(&self.opts.topic);
+        w.length(self.cursors.len());
+        for c in &self.cursors {
+            w.u64(u64::from(c.queue));
+            w.u64(c.next);
+            w.bool(c.done);
+        }
+        let offsets = self.cursors.iter().map(|c| (c.queue, c.next)).collect();
+        self.snapshots.push((checkpoint, offsets));
+        Ok(w.finish())
+    }
+
+    fn restore_position(&mut self, position: &[u8]) -> Result<()> {
+        let what = self.what();
+        let mut r = StateReader::new(position, &what);
+        let topic = r.str()?;
+        if topic != self.opts.topic {
+            return Err(ConnectorError::new(format!(
+                "{what}: the checkpoint read topic '{topic}', the table now reads '{}'",
+                self.opts.topic
+            )));
+        }
+        let n = r.length()?;
+        for _ in 0..n {
+            let queue = r.u64()?;
+            let next = r.u64()?;
+            let done = r.bool()?;
+            // A queue this subtask no longer reads (other parallelism) is not restored here.
+            if let Some(c) = self
+                .cursors
+                .iter_mut()
+                .find(|c| u64::from(c.queue) == queue)
+            {
+                c.next = next;
+                c.done = done || c.end.is_some_and(|e| next >= e);
+            }
+        }
+        r.finish()
+    }
+
+    fn checkpoint_complete(&mut self, checkpoint: u64) -> Result<()> {
+        let Some(i) = self.snapshots.iter().position(|(c, _)| *c == checkpoint) else {
+            return Ok(());
+        };
+        let (_, offsets) = self.snapshots.remove(i);
+        self.snapshots.retain(|(c, _)| *c > checkpoint);
+        if let Some(group) = &self.opts.group {
+            self.store
+                .commit_offsets(group, &self.opts.topic, &offsets)
+                .map_err(|e| store_error(&self.opts.table, e))?;
+        }
+        Ok(())
     }
 }

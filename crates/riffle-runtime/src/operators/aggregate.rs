@@ -15,6 +15,9 @@ use riffle_plan::{AggregateCall, LocalZone};
 use super::{millis, Emit, StreamOperator};
 use crate::accumulator::Accumulator;
 use crate::exchange::key_converter;
+use riffle_connectors::snapshot::{StateReader, StateWriter};
+
+use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
 
 /// The aggregate calls of an operator with their argument and result types.
@@ -90,6 +93,41 @@ impl Calls {
             acc.update(arg, row, add)?;
         }
         Ok(())
+    }
+
+    /// Codecs of the calls' argument values (for checkpoints).
+    fn arg_codecs(&self) -> Result<Vec<Option<ScalarCodec>>, RuntimeError> {
+        self.arg_types
+            .iter()
+            .map(|t| {
+                t.as_ref()
+                    .map(|t| ScalarCodec::new(std::slice::from_ref(t)))
+                    .transpose()
+            })
+            .collect()
+    }
+
+    fn write_accs(
+        codecs: &[Option<ScalarCodec>],
+        accs: &[Accumulator],
+        w: &mut StateWriter,
+    ) -> Result<(), RuntimeError> {
+        for (acc, codec) in accs.iter().zip(codecs) {
+            acc.write_state(w, codec.as_ref())?;
+        }
+        Ok(())
+    }
+
+    fn read_accs(
+        &self,
+        codecs: &[Option<ScalarCodec>],
+        r: &mut StateReader<'_>,
+    ) -> Result<Vec<Accumulator>, RuntimeError> {
+        let mut accs = self.fresh();
+        for (acc, codec) in accs.iter_mut().zip(codecs) {
+            acc.read_state(r, codec.as_ref())?;
+        }
+        Ok(accs)
     }
 
     fn values(&self, accs: &[Accumulator]) -> Result<Vec<ScalarValue>, RuntimeError> {
@@ -192,6 +230,7 @@ struct Group {
 /// rows of windows that already fired are dropped as late.
 pub struct WindowAggregate {
     keys: Vec<usize>,
+    key_types: Vec<DataType>,
     window_end: usize,
     calls: Calls,
     converter: RowConverter,
@@ -237,6 +276,7 @@ impl WindowAggregate {
             window_end,
             calls: Calls::new(calls, input, &schema, keys.len())?,
             converter: group_converter(&types)?,
+            key_types: types,
             windows: BTreeMap::new(),
             watermark: i64::MIN,
             schema,
@@ -246,6 +286,48 @@ impl WindowAggregate {
 }
 
 impl StreamOperator for WindowAggregate {
+    fn supports_checkpoints(&self) -> bool {
+        true
+    }
+
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let keys = ScalarCodec::new(&self.key_types)?;
+        let codecs = self.calls.arg_codecs()?;
+        let mut w = StateWriter::new();
+        w.i64(self.watermark);
+        w.length(self.windows.len());
+        for (end, groups) in &self.windows {
+            w.i64(*end);
+            w.length(groups.len());
+            for (row, group) in groups {
+                w.bytes(row);
+                keys.write(&mut w, &group.key)?;
+                Calls::write_accs(&codecs, &group.accs, &mut w)?;
+            }
+        }
+        Ok(w.finish())
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
+        let keys = ScalarCodec::new(&self.key_types)?;
+        let codecs = self.calls.arg_codecs()?;
+        let mut r = StateReader::new(state, "a window aggregation");
+        self.watermark = r.i64()?;
+        self.windows.clear();
+        for _ in 0..r.length()? {
+            let end = r.i64()?;
+            let mut groups = HashMap::new();
+            for _ in 0..r.length()? {
+                let row: Box<[u8]> = Box::from(r.bytes()?);
+                let key = keys.read(&mut r)?;
+                let accs = self.calls.read_accs(&codecs, &mut r)?;
+                groups.insert(row, Group { key, accs });
+            }
+            self.windows.insert(end, groups);
+        }
+        Ok(r.finish()?)
+    }
+
     fn process(
         &mut self,
         _input: usize,
@@ -315,6 +397,7 @@ struct KeyState {
 /// changes and `-D` when its last row is retracted (Flink's `GroupAggFunction`).
 pub struct GroupAggregate {
     keys: Vec<usize>,
+    key_types: Vec<DataType>,
     calls: Calls,
     converter: RowConverter,
     groups: HashMap<OwnedRow, KeyState>,
@@ -337,6 +420,7 @@ impl GroupAggregate {
             keys: keys.to_vec(),
             calls: Calls::new(calls, input, &schema, keys.len())?,
             converter: group_converter(&types)?,
+            key_types: types,
             groups: HashMap::new(),
             schema,
         })
@@ -344,6 +428,50 @@ impl GroupAggregate {
 }
 
 impl StreamOperator for GroupAggregate {
+    fn supports_checkpoints(&self) -> bool {
+        true
+    }
+
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let keys = ScalarCodec::new(&self.key_types)?;
+        let codecs = self.calls.arg_codecs()?;
+        let mut w = StateWriter::new();
+        w.length(self.groups.len());
+        for (row, state) in &self.groups {
+            w.bytes(row.row().data());
+            keys.write(&mut w, &state.key)?;
+            w.i64(state.count);
+            Calls::write_accs(&codecs, &state.accs, &mut w)?;
+        }
+        Ok(w.finish())
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
+        let keys = ScalarCodec::new(&self.key_types)?;
+        let codecs = self.calls.arg_codecs()?;
+        let parser = self.converter.parser();
+        let mut r = StateReader::new(state, "a group aggregation");
+        self.groups.clear();
+        for _ in 0..r.length()? {
+            let row = parser.parse(r.bytes()?).owned();
+            let key = keys.read(&mut r)?;
+            let count = r.i64()?;
+            let accs = self.calls.read_accs(&codecs, &mut r)?;
+            // The last emitted result is the accumulators' value (set after every change).
+            let previous = self.calls.values(&accs)?;
+            self.groups.insert(
+                row,
+                KeyState {
+                    key,
+                    accs,
+                    count,
+                    previous,
+                },
+            );
+        }
+        Ok(r.finish()?)
+    }
+
     fn process(
         &mut self,
         _input: usize,

@@ -19,6 +19,7 @@ use arrow::datatypes::{
 };
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::physical_expr::PhysicalExpr;
+use riffle_connectors::snapshot::{StateReader, StateWriter};
 use riffle_connectors::{ChangeBatch, RowKind, SinkWriter, SourceReader};
 use riffle_plan::window::assign_windows;
 use riffle_plan::{
@@ -56,6 +57,39 @@ pub trait StreamOperator: Send {
     fn end(&mut self, _out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
         Ok(())
     }
+
+    /// Whether [`Self::snapshot`] and [`Self::restore`] work; a job with an operator that
+    /// cannot be checkpointed is refused when checkpointing is on.
+    fn supports_checkpoints(&self) -> bool {
+        false
+    }
+
+    /// The operator's state at barrier `checkpoint` (empty: no state).
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        Err(RuntimeError::new("this operator cannot be checkpointed"))
+    }
+
+    /// Replaces the (fresh) state with one from [`Self::snapshot`].
+    fn restore(&mut self, _state: &[u8]) -> Result<(), RuntimeError> {
+        Err(RuntimeError::new("this operator cannot be restored"))
+    }
+}
+
+/// Implements the checkpoint methods of a stateless operator.
+macro_rules! stateless {
+    () => {
+        fn supports_checkpoints(&self) -> bool {
+            true
+        }
+
+        fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+            Ok(Vec::new())
+        }
+
+        fn restore(&mut self, _state: &[u8]) -> Result<(), RuntimeError> {
+            Ok(())
+        }
+    };
 }
 
 /// The schema the runtime builds arrays with: the graph's types, every column nullable (the
@@ -316,6 +350,8 @@ struct Calc {
 }
 
 impl StreamOperator for Calc {
+    stateless!();
+
     fn process(
         &mut self,
         _input: usize,
@@ -355,6 +391,8 @@ struct Expand {
 }
 
 impl StreamOperator for Expand {
+    stateless!();
+
     fn process(
         &mut self,
         _input: usize,
@@ -451,6 +489,24 @@ impl StreamOperator for WatermarkAssigner {
         Ok(())
     }
 
+    fn supports_checkpoints(&self) -> bool {
+        true
+    }
+
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut w = StateWriter::new();
+        w.i64(self.current);
+        w.i64(self.last);
+        Ok(w.finish())
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
+        let mut r = StateReader::new(state, "a watermark assigner");
+        self.current = r.i64()?;
+        self.last = r.i64()?;
+        Ok(r.finish()?)
+    }
+
     fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
         if watermark == i64::MAX && self.current != i64::MAX {
             self.current = i64::MAX;
@@ -490,6 +546,8 @@ struct WindowAssign {
 }
 
 impl StreamOperator for WindowAssign {
+    stateless!();
+
     fn process(
         &mut self,
         _input: usize,
@@ -549,6 +607,27 @@ struct Limit {
 }
 
 impl StreamOperator for Limit {
+    fn supports_checkpoints(&self) -> bool {
+        true
+    }
+
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut w = StateWriter::new();
+        w.length(self.skip);
+        w.bool(self.left.is_some());
+        w.length(self.left.unwrap_or(0));
+        Ok(w.finish())
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
+        let mut r = StateReader::new(state, "a LIMIT");
+        self.skip = r.u64()? as usize;
+        let limited = r.bool()?;
+        let left = r.u64()? as usize;
+        self.left = limited.then_some(left);
+        Ok(r.finish()?)
+    }
+
     fn process(
         &mut self,
         _input: usize,
@@ -574,6 +653,8 @@ impl StreamOperator for Limit {
 struct Union;
 
 impl StreamOperator for Union {
+    stateless!();
+
     fn process(
         &mut self,
         _input: usize,
@@ -613,6 +694,15 @@ impl StreamOperator for SinkOperator {
 
     fn end(&mut self, _out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
         Ok(self.writer.finish()?)
+    }
+
+    fn supports_checkpoints(&self) -> bool {
+        true
+    }
+
+    /// The sink's transaction: the coordinator commits it once the checkpoint is complete.
+    fn snapshot(&mut self, checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        Ok(self.writer.prepare_commit(checkpoint)?)
     }
 }
 
@@ -676,5 +766,23 @@ struct ValuesSource {
 impl SourceReader for ValuesSource {
     fn next_batch(&mut self) -> riffle_connectors::Result<Option<RecordBatch>> {
         Ok(self.batch.take())
+    }
+
+    fn enable_checkpointing(&mut self) -> bool {
+        true
+    }
+
+    fn snapshot_position(&mut self, _checkpoint: u64) -> riffle_connectors::Result<Vec<u8>> {
+        let mut w = StateWriter::new();
+        w.bool(self.batch.is_none());
+        Ok(w.finish())
+    }
+
+    fn restore_position(&mut self, position: &[u8]) -> riffle_connectors::Result<()> {
+        let mut r = StateReader::new(position, "VALUES");
+        if r.bool()? {
+            self.batch = None;
+        }
+        r.finish()
     }
 }

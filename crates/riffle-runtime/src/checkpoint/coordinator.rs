@@ -1,0 +1,211 @@
+//! The checkpoint coordinator: triggers checkpoints, collects the subtasks' snapshots, writes
+//! completed checkpoints and commits the sinks' transactions.
+//!
+//! One checkpoint is in flight at a time; the next is triggered `interval` after the previous
+//! one completed. When every source has exhausted its (bounded) input, the coordinator takes a
+//! final checkpoint — after the sources' last watermark, so every window has fired — commits
+//! it, and only then lets the sources end; a bounded job thus publishes its last results
+//! exactly once too.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::mpsc as std_mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use riffle_connectors::Committer;
+
+use super::storage::{CheckpointStore, Metadata, OperatorMeta};
+use super::{CheckpointConfig, TaskId};
+use crate::task::RuntimeError;
+use crate::StopHandle;
+
+/// What the coordinator tells a source subtask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceCommand {
+    /// Snapshot the position and send barrier `n` downstream.
+    Barrier(u64),
+    /// Checkpoint `n` is complete.
+    Complete(u64),
+    /// The final checkpoint is complete: end the input.
+    Finish,
+}
+
+/// What subtasks tell the coordinator.
+#[derive(Debug)]
+pub enum Report {
+    /// A subtask took its snapshot for checkpoint `checkpoint` (empty: no state).
+    Ack {
+        /// Checkpoint number.
+        checkpoint: u64,
+        /// The subtask.
+        task: TaskId,
+        /// Its state.
+        state: Vec<u8>,
+    },
+    /// A source subtask has read all its input and sent its last watermark.
+    Exhausted(TaskId),
+}
+
+/// A sink subtask's committer.
+pub type SinkCommitter = (TaskId, Arc<dyn Committer>);
+
+/// Runs the checkpoints of one job.
+pub struct Coordinator {
+    /// How the job checkpoints.
+    pub config: CheckpointConfig,
+    /// Where checkpoints go.
+    pub store: CheckpointStore,
+    /// The job's operators (for the metadata).
+    pub operators: Vec<OperatorMeta>,
+    /// Command channels of the source subtasks.
+    pub sources: Vec<(TaskId, std_mpsc::Sender<SourceCommand>)>,
+    /// Committers of the exactly-once sink subtasks.
+    pub committers: Vec<SinkCommitter>,
+    /// Reports from every subtask.
+    pub reports: std_mpsc::Receiver<Report>,
+    /// Number of the next checkpoint.
+    pub next: u64,
+    /// Stops triggering when the job is asked to stop.
+    pub stop: StopHandle,
+}
+
+/// A checkpoint being collected.
+struct Pending {
+    id: u64,
+    started: Instant,
+    states: BTreeMap<TaskId, Vec<u8>>,
+    /// Taken after every source was exhausted.
+    last: bool,
+}
+
+impl Coordinator {
+    fn tasks(&self) -> usize {
+        self.operators.iter().map(|o| o.parallelism).sum()
+    }
+
+    fn trigger(&mut self, last: bool) -> Pending {
+        let id = self.next;
+        self.next += 1;
+        if log_enabled() {
+            eprintln!("riffle: checkpoint {id} triggered");
+        }
+        for (_, tx) in &self.sources {
+            // A source that already ended needs no barrier; the job is ending anyway.
+            let _ = tx.send(SourceCommand::Barrier(id));
+        }
+        Pending {
+            id,
+            started: Instant::now(),
+            states: BTreeMap::new(),
+            last,
+        }
+    }
+
+    /// Writes a checkpoint whose snapshots are all in, commits the sinks, tells the sources.
+    fn complete(&mut self, pending: Pending) -> Result<(), RuntimeError> {
+        let Pending {
+            id,
+            started,
+            states,
+            ..
+        } = pending;
+        let mut metadata = Metadata::new(&self.config.job_id, id, self.operators.clone());
+        let bytes = self.store.write(&mut metadata, &states)?;
+        commit_all(&self.committers, id, &states)?;
+        self.store.clean()?;
+        if log_enabled() {
+            eprintln!(
+                "riffle: checkpoint {id} of job {} complete: {bytes} bytes in {} ms",
+                self.config.job_id,
+                started.elapsed().as_millis()
+            );
+        }
+        for (_, tx) in &self.sources {
+            let _ = tx.send(SourceCommand::Complete(id));
+        }
+        Ok(())
+    }
+
+    /// Runs until every subtask has ended (or the job stops). Runs on its own thread, so
+    /// that busy operator tasks never delay a checkpoint's trigger.
+    pub fn run(mut self) -> Result<(), RuntimeError> {
+        let total = self.tasks();
+        let mut exhausted: BTreeSet<TaskId> = BTreeSet::new();
+        let mut pending: Option<Pending> = None;
+        let mut finished = false;
+        let mut due = Instant::now() + self.config.interval;
+        loop {
+            let stopped = self.stop.is_stopped();
+            let all_exhausted = !self.sources.is_empty() && exhausted.len() == self.sources.len();
+            if pending.is_none() && !finished && !stopped {
+                if all_exhausted {
+                    pending = Some(self.trigger(true));
+                } else if Instant::now() >= due {
+                    pending = Some(self.trigger(false));
+                }
+            }
+            let wait = match &pending {
+                Some(_) => STOP_POLL,
+                None => due.saturating_duration_since(Instant::now()).min(STOP_POLL),
+            };
+            let report = match self.reports.recv_timeout(wait) {
+                Ok(r) => r,
+                Err(std_mpsc::RecvTimeoutError::Timeout) => continue,
+                // Every subtask has ended.
+                Err(std_mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+            };
+            match report {
+                Report::Exhausted(task) => {
+                    exhausted.insert(task);
+                }
+                Report::Ack {
+                    checkpoint,
+                    task,
+                    state,
+                } => {
+                    let Some(p) = pending.as_mut().filter(|p| p.id == checkpoint) else {
+                        continue;
+                    };
+                    p.states.insert(task, state);
+                    if p.states.len() < total {
+                        continue;
+                    }
+                    let Some(done) = pending.take() else {
+                        continue;
+                    };
+                    let last = done.last;
+                    self.complete(done)?;
+                    due = Instant::now() + self.config.interval;
+                    if last {
+                        finished = true;
+                        for (_, tx) in &self.sources {
+                            let _ = tx.send(SourceCommand::Finish);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How often the coordinator looks for a stop request while it waits.
+const STOP_POLL: Duration = Duration::from_millis(100);
+
+/// Progress lines on stderr when `RIFFLE_CHECKPOINT_LOG` is set.
+fn log_enabled() -> bool {
+    std::env::var_os("RIFFLE_CHECKPOINT_LOG").is_some()
+}
+
+/// Commits every sink transaction of checkpoint `id` (also used when restoring one).
+pub fn commit_all(
+    committers: &[SinkCommitter],
+    id: u64,
+    states: &BTreeMap<TaskId, Vec<u8>>,
+) -> Result<(), RuntimeError> {
+    for (task, committer) in committers {
+        if let Some(txn) = states.get(task) {
+            committer.commit(id, txn)?;
+        }
+    }
+    Ok(())
+}
