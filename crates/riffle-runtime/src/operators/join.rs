@@ -22,6 +22,9 @@ use riffle_plan::{JoinSpec, JoinType};
 use super::aggregate::RowsOut;
 use super::{evaluate, Emit, StreamOperator};
 use crate::exchange::key_converter;
+use riffle_connectors::snapshot::{StateReader, StateWriter};
+
+use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
 
 /// One side's view of a join: its key columns and which of them let NULL match NULL.
@@ -254,6 +257,8 @@ pub struct Join {
     sides: [SideRows; 2],
     /// NULL padding of each side.
     padding: [Vec<ScalarValue>; 2],
+    /// Column types of each side (for checkpoints).
+    side_types: [Vec<DataType>; 2],
     schema: SchemaRef,
 }
 
@@ -276,6 +281,7 @@ impl Join {
             condition: PairCondition::new(condition, combined),
             sides: [SideRows::default(), SideRows::default()],
             padding: [nulls(inputs[0])?, nulls(inputs[1])?],
+            side_types: [types(inputs[0]), types(inputs[1])],
             schema,
         })
     }
@@ -459,7 +465,70 @@ impl Join {
     }
 }
 
+fn types(schema: &SchemaRef) -> Vec<DataType> {
+    schema
+        .fields()
+        .iter()
+        .map(|f| f.data_type().clone())
+        .collect()
+}
+
+impl SideRows {
+    fn write(&self, codec: &ScalarCodec, w: &mut StateWriter) -> Result<(), RuntimeError> {
+        w.length(self.rows.len());
+        for (key, rows) in &self.rows {
+            w.bytes(key);
+            w.length(rows.len());
+            for s in rows {
+                codec.write(w, &s.values)?;
+                w.length(s.count);
+                w.length(s.associations);
+            }
+        }
+        Ok(())
+    }
+
+    fn read(codec: &ScalarCodec, r: &mut StateReader<'_>) -> Result<Self, RuntimeError> {
+        let mut rows = HashMap::new();
+        for _ in 0..r.length()? {
+            let key: Box<[u8]> = Box::from(r.bytes()?);
+            let n = r.length()?;
+            let mut stored = Vec::with_capacity(n);
+            for _ in 0..n {
+                stored.push(Stored {
+                    values: codec.read(r)?,
+                    count: r.u64()? as usize,
+                    associations: r.u64()? as usize,
+                });
+            }
+            rows.insert(key, stored);
+        }
+        Ok(Self { rows })
+    }
+}
+
 impl StreamOperator for Join {
+    fn supports_checkpoints(&self) -> bool {
+        true
+    }
+
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut w = StateWriter::new();
+        for (side, types) in self.sides.iter().zip(&self.side_types) {
+            side.write(&ScalarCodec::new(types)?, &mut w)?;
+        }
+        Ok(w.finish())
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
+        let mut r = StateReader::new(state, "a join");
+        for i in 0..2 {
+            let codec = ScalarCodec::new(&self.side_types[i])?;
+            self.sides[i] = SideRows::read(&codec, &mut r)?;
+        }
+        Ok(r.finish()?)
+    }
+
     fn process(
         &mut self,
         input: usize,

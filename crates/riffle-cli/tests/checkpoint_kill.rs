@@ -1,0 +1,160 @@
+//! Exactly-once recovery through the real `riffle` binary: a checkpointed group aggregation
+//! reads a topic and writes an upsert topic; the process is killed with SIGKILL while it runs
+//! (twice, each time after a newer checkpoint completed), restarted, and the sink topic must
+//! end up holding exactly the messages of an uninterrupted run — nothing lost, nothing twice.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+/// Input rows; enough that the job runs for several checkpoint intervals.
+const ROWS: usize = 200_000;
+const USERS: u64 = 700;
+
+fn riffle(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_riffle"));
+    command.args(args).current_dir(dir).stdin(Stdio::null());
+    command
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out: Output = riffle(dir, args).output().expect("run riffle");
+    assert!(
+        out.status.success(),
+        "riffle {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A fresh working directory, removed when dropped.
+struct WorkDir(PathBuf);
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The job: per-user totals of the input topic into `sink`, checkpointed every 200 ms.
+fn job(group: &str, sink: &str) -> String {
+    format!(
+        "SET 'execution.checkpointing.interval' = '200 ms';
+SET 'parallelism.default' = '2';
+CREATE TABLE clicks (user_id STRING, amount BIGINT) WITH (
+  'connector' = 'rocketmq',
+  'rocketmq.source.topic' = 'clicks',
+  'rocketmq.source.group' = '{group}',
+  'rocketmq.source.startup.scan.mode' = 'earliest',
+  'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json'
+);
+CREATE TABLE totals (user_id STRING, total BIGINT, cnt BIGINT, PRIMARY KEY (user_id) NOT ENFORCED)
+WITH ('connector' = 'rocketmq', 'rocketmq.sink.topic' = '{sink}', 'format' = 'json');
+INSERT INTO totals SELECT user_id, SUM(amount), COUNT(*) FROM clicks GROUP BY user_id;
+"
+    )
+}
+
+/// Highest completed checkpoint of `job_id`.
+fn latest_checkpoint(dir: &Path, job_id: &str) -> Option<u64> {
+    let entries = std::fs::read_dir(dir.join(".riffle/checkpoints").join(job_id)).ok()?;
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("_metadata").is_file())
+        .filter_map(|e| e.file_name().to_str()?.strip_prefix("chk-")?.parse().ok())
+        .max()
+}
+
+/// Waits until `child` completed a checkpoint newer than `after` (true) or exited (false).
+fn wait_for_checkpoint(child: &mut Child, dir: &Path, job_id: &str, after: Option<u64>) -> bool {
+    loop {
+        if child.try_wait().expect("poll riffle").is_some() {
+            return false;
+        }
+        if latest_checkpoint(dir, job_id) > after {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn sorted_messages(dir: &Path, topic: &str) -> Vec<String> {
+    let out = ok(dir, &["topic", "consume", topic, "--from", "earliest"]);
+    let mut lines: Vec<String> = out.lines().map(str::to_string).collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn killed_job_resumes_with_exactly_once_output() {
+    let dir = std::env::temp_dir().join(format!("riffle-kill-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create work dir");
+    let work = WorkDir(dir);
+    let dir = work.0.as_path();
+
+    // Deterministic input: users spread over 4 queues by key.
+    let mut state: u64 = 42;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        state >> 33
+    };
+    let mut input = String::with_capacity(ROWS * 40);
+    for _ in 0..ROWS {
+        let user = next() % USERS;
+        let amount = next() % 100;
+        input.push_str(&format!(
+            "{{\"user_id\":\"u{user}\",\"amount\":{amount}}}\n"
+        ));
+    }
+    std::fs::write(dir.join("clicks.jsonl"), input).expect("write input");
+    ok(dir, &["topic", "create", "clicks", "--queues", "4"]);
+    ok(
+        dir,
+        &[
+            "topic",
+            "produce",
+            "clicks",
+            "--file",
+            "clicks.jsonl",
+            "--key-field",
+            "user_id",
+        ],
+    );
+
+    // The uninterrupted run.
+    std::fs::write(
+        dir.join("reference.sql"),
+        job("reference", "totals_reference"),
+    )
+    .unwrap();
+    ok(dir, &["run", "reference.sql", "--job-id", "reference"]);
+    let expected = sorted_messages(dir, "totals_reference");
+    assert_eq!(expected.len(), ROWS, "one upsert message per input row");
+
+    // The same job, killed twice after a checkpoint, then run to its end.
+    std::fs::write(dir.join("faulty.sql"), job("faulty", "totals_faulty")).unwrap();
+    let args = ["run", "faulty.sql", "--job-id", "faulty"];
+    let mut kills = 0;
+    for _ in 0..2 {
+        let mut child = riffle(dir, &args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn riffle");
+        let seen = latest_checkpoint(dir, "faulty");
+        if wait_for_checkpoint(&mut child, dir, "faulty", seen) {
+            child.kill().expect("SIGKILL riffle");
+            kills += 1;
+        }
+        child.wait().expect("reap riffle");
+    }
+    eprintln!("killed the job {kills} time(s) mid-run");
+    ok(dir, &args);
+    let actual = sorted_messages(dir, "totals_faulty");
+    assert_eq!(actual.len(), expected.len(), "messages lost or duplicated");
+    assert!(actual == expected, "the recovered run's output differs");
+}
