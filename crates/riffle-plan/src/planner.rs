@@ -197,9 +197,8 @@ struct Planner {
     functions: Vec<crate::udf::UserFunctionSpec>,
 }
 
-/// Options a job may set whose effect the engine does not have yet (it keeps all state and
-/// takes no checkpoints).
-const UNHONOURED_OPTIONS: &[&str] = &["execution.checkpointing.interval", "table.exec.state.ttl"];
+/// Options a job may set whose effect the engine does not have yet (it keeps all state).
+const UNHONOURED_OPTIONS: &[&str] = &["table.exec.state.ttl"];
 
 impl Planner {
     fn statement(&mut self, statement: &Statement) -> PlanResult<()> {
