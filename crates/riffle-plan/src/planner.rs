@@ -622,6 +622,13 @@ impl Planner {
         let mut query = query.clone();
         crate::legacy::rewrite(&mut query).map_err(|what| unsupported(what, span))?;
         crate::functions::rewrite_calls(&mut query);
+        crate::functions::rewrite_json(&mut query).map_err(|m| {
+            if m.contains("not supported") {
+                unsupported(m, span)
+            } else {
+                plan_error(m, span)
+            }
+        })?;
         name_expressions(&mut query);
         let statement = sql::Statement::Query(Box::new(query));
         let plan = SqlToRel::new_with_options(&provider, options)

@@ -11,6 +11,7 @@ mod aggregate;
 mod cast;
 mod convert;
 mod encoding;
+mod json;
 mod math;
 mod regex;
 mod row;
@@ -20,6 +21,7 @@ mod temporal;
 mod zone;
 
 pub use cast::{flink_casts, is_supported_cast, FLINK_TYPE_KEY};
+pub use json::syntax::rewrite_json;
 pub use syntax::rewrite_calls;
 pub use zone::LocalZone;
 
@@ -80,6 +82,7 @@ fn riffle_functions() -> Vec<ScalarUDF> {
         .chain(math::row_functions())
         .chain(temporal::row_functions())
         .chain(cast::row_functions())
+        .chain(json::row_functions())
         .map(row::udf);
     let mut functions = vec![
         ScalarUDF::from(temporal::Proctime::new()),
