@@ -118,12 +118,20 @@ pub fn write_value(out: &mut String, array: &dyn Array, row: usize) {
         }
         DataType::Map(_, _) => {
             let entries = array.as_map().value(row);
+            let keys = entries.column(0).as_ref();
+            // Flink prints a map as the java.util.HashMap it converts it to.
+            let hashes: Vec<Option<i32>> = (0..entries.len()).map(|i| key_hash(keys, i)).collect();
+            let order = riffle_plan::java_hash::hash_map_order(
+                &hashes,
+                riffle_plan::java_hash::DEFAULT_CAPACITY,
+            )
+            .unwrap_or_else(|| (0..entries.len()).collect());
             out.push('{');
-            for i in 0..entries.len() {
-                if i > 0 {
+            for (n, i) in order.into_iter().enumerate() {
+                if n > 0 {
                     out.push_str(", ");
                 }
-                write_value(out, entries.column(0).as_ref(), i);
+                write_value(out, keys, i);
                 out.push('=');
                 write_value(out, entries.column(1).as_ref(), i);
             }
@@ -144,6 +152,25 @@ pub fn write_value(out: &mut String, array: &dyn Array, row: usize) {
             let _ = write!(out, "<{other}>");
         }
     }
+}
+
+/// Java's `hashCode` of map key `i` (None: NULL or a type whose hash Riffle does not reproduce).
+fn key_hash(keys: &dyn Array, i: usize) -> Option<i32> {
+    use riffle_plan::java_hash::{boolean_hash, long_hash, string_hash};
+    if keys.is_null(i) {
+        return None;
+    }
+    Some(match keys.data_type() {
+        DataType::Utf8 => string_hash(keys.as_string::<i32>().value(i)),
+        DataType::LargeUtf8 => string_hash(keys.as_string::<i64>().value(i)),
+        DataType::Utf8View => string_hash(keys.as_string_view().value(i)),
+        DataType::Int8 => i32::from(keys.as_primitive::<Int8Type>().value(i)),
+        DataType::Int16 => i32::from(keys.as_primitive::<Int16Type>().value(i)),
+        DataType::Int32 => keys.as_primitive::<Int32Type>().value(i),
+        DataType::Int64 => long_hash(keys.as_primitive::<Int64Type>().value(i)),
+        DataType::Boolean => boolean_hash(keys.as_boolean().value(i)),
+        _ => return None,
+    })
 }
 
 fn push(out: &mut String, v: impl std::fmt::Display) {

@@ -12,6 +12,7 @@ mod checks;
 pub mod explain;
 mod functions;
 pub mod graph;
+pub mod java_hash;
 pub mod java_text;
 mod legacy;
 pub mod over;

@@ -622,6 +622,7 @@ impl Planner {
         let mut query = query.clone();
         crate::legacy::rewrite(&mut query).map_err(|what| unsupported(what, span))?;
         crate::functions::rewrite_calls(&mut query);
+        crate::functions::rewrite_collections(&mut query);
         crate::functions::rewrite_json(&mut query).map_err(|m| {
             if m.contains("not supported") {
                 unsupported(m, span)

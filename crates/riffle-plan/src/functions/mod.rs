@@ -9,6 +9,7 @@
 
 mod aggregate;
 mod cast;
+mod collection;
 mod convert;
 mod encoding;
 mod json;
@@ -21,6 +22,7 @@ mod temporal;
 mod zone;
 
 pub use cast::{flink_casts, is_supported_cast, FLINK_TYPE_KEY};
+pub use collection::syntax::rewrite_collections;
 pub use json::syntax::rewrite_json;
 pub use syntax::rewrite_calls;
 pub use zone::LocalZone;
@@ -57,7 +59,9 @@ pub const VERIFIED_FUNCTIONS: &[&str] = &[
     "character_length",
     "cos",
     "degrees",
+    "get_field",
     "lower",
+    "make_array",
     "lpad",
     "ltrim",
     "pi",
@@ -68,6 +72,7 @@ pub const VERIFIED_FUNCTIONS: &[&str] = &[
     "rpad",
     "rtrim",
     "sin",
+    "struct",
     "tan",
     "upper",
     "uuid",
@@ -83,6 +88,7 @@ fn riffle_functions() -> Vec<ScalarUDF> {
         .chain(temporal::row_functions())
         .chain(cast::row_functions())
         .chain(json::row_functions())
+        .chain(collection::row_functions())
         .map(row::udf);
     let mut functions = vec![
         ScalarUDF::from(temporal::Proctime::new()),

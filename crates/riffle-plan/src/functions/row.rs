@@ -58,6 +58,8 @@ pub(super) struct Context {
 type Rule = dyn Fn(&[ScalarValue], &Context) -> DfResult<ScalarValue> + Send + Sync;
 /// The result type for the coerced argument types and the constant arguments' values.
 type ReturnType = dyn Fn(&[DataType], &[Option<&ScalarValue>]) -> DataType + Send + Sync;
+/// A check of the argument types and constant arguments while planning (`Err`: Flink's message).
+type Validation = dyn Fn(&[DataType], &[Option<&ScalarValue>]) -> Result<(), String> + Send + Sync;
 
 /// A Flink scalar function evaluated row by row.
 pub(super) struct RowFunction {
@@ -68,6 +70,7 @@ pub(super) struct RowFunction {
     /// Variadic functions: every argument after the fixed ones is of this class.
     rest: Option<Arg>,
     return_type: Box<ReturnType>,
+    validation: Option<Box<Validation>>,
     /// NULL when any argument is NULL, without calling the rule (most of Flink's functions).
     strict: bool,
     /// NOT NULL when every argument is NOT NULL (as Flink types `CAST`); a NULL result for
@@ -121,6 +124,7 @@ impl RowFunction {
             overloads: overloads.iter().map(|o| o.to_vec()).collect(),
             rest: None,
             return_type: Box::new(move |_, _| returns.clone()),
+            validation: None,
             strict: true,
             keeps_not_null: false,
             rule: Box::new(rule),
@@ -166,6 +170,15 @@ impl RowFunction {
         f: impl Fn(&[DataType], &[Option<&ScalarValue>]) -> DataType + Send + Sync + 'static,
     ) -> Self {
         self.return_type = Box::new(f);
+        self
+    }
+
+    /// Rejects calls while planning (e.g. a constant argument out of range).
+    pub(super) fn validating(
+        mut self,
+        f: impl Fn(&[DataType], &[Option<&ScalarValue>]) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.validation = Some(Box::new(f));
         self
     }
 
@@ -221,6 +234,11 @@ impl ScalarUDFImpl for RowFunction {
             .iter()
             .map(|f| f.data_type().clone())
             .collect();
+        if let Some(validate) = &self.validation {
+            if let Err(m) = validate(&types, args.scalar_arguments) {
+                return plan_err!("{m}");
+            }
+        }
         let t = (self.return_type)(&types, args.scalar_arguments);
         let not_null = self.keeps_not_null && args.arg_fields.iter().all(|f| !f.is_nullable());
         Ok(Arc::new(Field::new(self.name, t, !not_null)))

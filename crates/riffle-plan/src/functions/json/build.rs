@@ -27,15 +27,13 @@ pub(crate) fn to_json(v: &ScalarValue) -> DfResult<Json> {
             digits: u.unsigned_abs().to_string(),
             scale: i64::from(*s),
         },
-        ScalarValue::Utf8(Some(s)) | ScalarValue::LargeUtf8(Some(s)) | ScalarValue::Utf8View(Some(s)) => {
-            Json::Str(s.clone())
-        }
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::LargeUtf8(Some(s))
+        | ScalarValue::Utf8View(Some(s)) => Json::Str(s.clone()),
         ScalarValue::TimestampSecond(Some(t), tz) => timestamp(*t, 1, tz.is_some()),
         ScalarValue::TimestampMillisecond(Some(t), tz) => timestamp(*t, 1_000, tz.is_some()),
         ScalarValue::TimestampMicrosecond(Some(t), tz) => timestamp(*t, 1_000_000, tz.is_some()),
-        ScalarValue::TimestampNanosecond(Some(t), tz) => {
-            timestamp(*t, 1_000_000_000, tz.is_some())
-        }
+        ScalarValue::TimestampNanosecond(Some(t), tz) => timestamp(*t, 1_000_000_000, tz.is_some()),
         ScalarValue::List(a) => array(a.value(0).as_ref())?,
         ScalarValue::LargeList(a) => array(a.value(0).as_ref())?,
         ScalarValue::FixedSizeList(a) => array(a.value(0).as_ref())?,
@@ -64,7 +62,10 @@ pub(crate) fn to_json(v: &ScalarValue) -> DfResult<Json> {
         ScalarValue::Struct(s) => {
             let fields = s.fields();
             // DataFusion names the fields of `ROW(a, b)` c0, c1, ...; Flink names them EXPR$0, ...
-            let anonymous = fields.iter().enumerate().all(|(i, f)| *f.name() == format!("c{i}"));
+            let anonymous = fields
+                .iter()
+                .enumerate()
+                .all(|(i, f)| *f.name() == format!("c{i}"));
             let mut members = Vec::new();
             for (i, field) in fields.iter().enumerate() {
                 let name = if anonymous {
@@ -137,11 +138,17 @@ mod tests {
         assert_eq!(ser(ScalarValue::Decimal128(Some(100), 5, 0)), "100");
         assert_eq!(ser(ScalarValue::Decimal128(Some(-5), 3, 1)), "-0.5");
         assert_eq!(
-            ser(ScalarValue::TimestampMillisecond(Some(1_704_164_645_120), None)),
+            ser(ScalarValue::TimestampMillisecond(
+                Some(1_704_164_645_120),
+                None
+            )),
             "\"2024-01-02T03:04:05.12\""
         );
         assert_eq!(
-            ser(ScalarValue::TimestampMillisecond(Some(0), Some("UTC".into()))),
+            ser(ScalarValue::TimestampMillisecond(
+                Some(0),
+                Some("UTC".into())
+            )),
             "\"1970-01-01T00:00:00Z\""
         );
     }

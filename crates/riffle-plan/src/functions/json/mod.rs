@@ -48,7 +48,9 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             json_exists(str_arg(v, 0), str_arg(v, 1), str_arg(v, 2))
         }),
         RowFunction::new("json_string", &[&[Str, Any]], DataType::Utf8, |v| {
-            Ok(ScalarValue::Utf8(Some(node(&v[1], str_arg(v, 0) == "RAW")?.serialize())))
+            Ok(ScalarValue::Utf8(Some(
+                node(&v[1], str_arg(v, 0) == "RAW")?.serialize(),
+            )))
         }),
         RowFunction::new("json_object", &[&[Str, Str]], DataType::Utf8, json_object)
             .variadic(Any)
@@ -205,12 +207,10 @@ fn json_query(v: &[ScalarValue]) -> DfResult<ScalarValue> {
     let value = match value {
         None => return on_empty(),
         Some(j) if j.is_scalar() && mode == Mode::Lax => return on_empty(),
-        Some(j) if j.is_scalar() => {
-            return on_error(format!(
-                "Strict jsonpath mode requires array or object value, and the actual value is: '{}'",
-                j.to_java_string()
-            ))
-        }
+        Some(j) if j.is_scalar() => return on_error(format!(
+            "Strict jsonpath mode requires array or object value, and the actual value is: '{}'",
+            j.to_java_string()
+        )),
         Some(j) => j,
     };
     if !array {
@@ -378,7 +378,10 @@ mod tests {
         assert_eq!(unquote("\"a\\u0041\"").ok(), Some("aA".into()));
         assert_eq!(unquote("\"x\\ty\"").ok(), Some("x\ty".into()));
         assert_eq!(unquote("plain").ok(), Some("plain".into()));
-        assert_eq!(unquote("\"unterminated").ok(), Some("\"unterminated".into()));
+        assert_eq!(
+            unquote("\"unterminated").ok(),
+            Some("\"unterminated".into())
+        );
     }
 
     #[test]

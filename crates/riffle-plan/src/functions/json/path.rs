@@ -96,7 +96,9 @@ impl JsonPath {
         };
         let value = value.filter(|v| *v != Json::Null);
         if value.is_none() && self.mode == Mode::Strict {
-            return Err("Strict jsonpath mode requires a non empty returned value, but is null".into());
+            return Err(
+                "Strict jsonpath mode requires a non empty returned value, but is null".into(),
+            );
         }
         Ok(value)
     }
@@ -192,7 +194,7 @@ fn bracket_step(inner: &str) -> Option<Result<Step, String>> {
         let body = inner.strip_prefix(q)?.strip_suffix(q)?;
         if body.contains(q) {
             return Some(Err(
-                "JSON paths selecting several properties are not supported".into()
+                "JSON paths selecting several properties are not supported".into(),
             ));
         }
         return Some(Ok(Step::Property(body.replace("\\'", "'"))));
@@ -244,7 +246,9 @@ impl Eval {
                     return if tolerate {
                         Ok(())
                     } else {
-                        Err(format!("Expected to find an object with property ['{name}']"))
+                        Err(format!(
+                            "Expected to find an object with property ['{name}']"
+                        ))
                     };
                 };
                 match members.iter().find(|(k, _)| k == name) {

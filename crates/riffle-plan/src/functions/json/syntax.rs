@@ -82,7 +82,11 @@ fn rewrite(e: &mut Expr) -> Result<(), String> {
                         return Err("JSON_STRING takes one argument".into());
                     }
                     let value = args.remove(0);
-                    let flag = if is_json_constructor(&value) { "RAW" } else { "" };
+                    let flag = if is_json_constructor(&value) {
+                        "RAW"
+                    } else {
+                        ""
+                    };
                     call("json_string", vec![string(flag), value])
                 }
                 _ => return Ok(()),

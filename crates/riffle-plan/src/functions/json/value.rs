@@ -205,7 +205,10 @@ impl Parser<'_> {
         }
     }
 
-    fn nested(&mut self, f: impl FnOnce(&mut Self) -> Result<Json, String>) -> Result<Json, String> {
+    fn nested(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<Json, String>,
+    ) -> Result<Json, String> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return self.error("Document nesting depth exceeds the maximum allowed");
@@ -368,7 +371,11 @@ impl Parser<'_> {
                     self.pos += 1;
                     return Ok(Json::Array(items));
                 }
-                _ => return self.error("Unexpected character: was expecting comma to separate Array entries"),
+                _ => {
+                    return self.error(
+                        "Unexpected character: was expecting comma to separate Array entries",
+                    )
+                }
             }
         }
     }
@@ -384,12 +391,15 @@ impl Parser<'_> {
         loop {
             self.skip_ws();
             if self.peek() != Some(b'"') {
-                return self.error("Unexpected character: was expecting double-quote to start field name");
+                return self
+                    .error("Unexpected character: was expecting double-quote to start field name");
             }
             let key = self.string()?;
             self.skip_ws();
             if self.peek() != Some(b':') {
-                return self.error("Unexpected character: was expecting a colon to separate field name and value");
+                return self.error(
+                    "Unexpected character: was expecting a colon to separate field name and value",
+                );
             }
             self.pos += 1;
             let value = self.value()?;
@@ -401,7 +411,11 @@ impl Parser<'_> {
                     self.pos += 1;
                     return Ok(Json::Object(members));
                 }
-                _ => return self.error("Unexpected character: was expecting comma to separate Object entries"),
+                _ => {
+                    return self.error(
+                        "Unexpected character: was expecting comma to separate Object entries",
+                    )
+                }
             }
         }
     }
@@ -420,7 +434,10 @@ mod tests {
 
     #[test]
     fn parses_and_serializes_like_jackson() {
-        assert_eq!(round_trip(r#"{"b":1,"a":[1.0,-0,"\u00e9\t"]}"#), r#"{"a":[1.0,0,"é\t"],"b":1}"#);
+        assert_eq!(
+            round_trip(r#"{"b":1,"a":[1.0,-0,"\u00e9\t"]}"#),
+            r#"{"a":[1.0,0,"é\t"],"b":1}"#
+        );
         assert_eq!(round_trip("1e2"), "1E+2");
         assert_eq!(round_trip("9.50"), "9.50");
         assert_eq!(round_trip(r#"{"a":1} trailing"#), r#"{"a":1}"#);
