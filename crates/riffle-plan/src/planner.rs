@@ -623,6 +623,7 @@ impl Planner {
         crate::legacy::rewrite(&mut query).map_err(|what| unsupported(what, span))?;
         crate::functions::rewrite_calls(&mut query);
         crate::functions::rewrite_collections(&mut query);
+        crate::functions::rewrite_predicates(&mut query);
         crate::functions::rewrite_json(&mut query).map_err(|m| {
             if m.contains("not supported") {
                 unsupported(m, span)

@@ -14,16 +14,19 @@ mod convert;
 mod encoding;
 mod json;
 mod math;
+mod predicates;
 mod regex;
 mod row;
 mod string;
 mod syntax;
 mod temporal;
+mod url;
 mod zone;
 
 pub use cast::{flink_casts, is_supported_cast, FLINK_TYPE_KEY};
 pub use collection::syntax::rewrite_collections;
 pub use json::syntax::rewrite_json;
+pub use predicates::rewrite_predicates;
 pub use syntax::rewrite_calls;
 pub use zone::LocalZone;
 
@@ -89,6 +92,8 @@ fn riffle_functions() -> Vec<ScalarUDF> {
         .chain(cast::row_functions())
         .chain(json::row_functions())
         .chain(collection::row_functions())
+        .chain(predicates::row_functions())
+        .chain(url::row_functions())
         .map(row::udf);
     let mut functions = vec![
         ScalarUDF::from(temporal::Proctime::new()),

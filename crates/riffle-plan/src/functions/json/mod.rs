@@ -207,10 +207,12 @@ fn json_query(v: &[ScalarValue]) -> DfResult<ScalarValue> {
     let value = match value {
         None => return on_empty(),
         Some(j) if j.is_scalar() && mode == Mode::Lax => return on_empty(),
-        Some(j) if j.is_scalar() => return on_error(format!(
+        Some(j) if j.is_scalar() => {
+            return on_error(format!(
             "Strict jsonpath mode requires array or object value, and the actual value is: '{}'",
             j.to_java_string()
-        )),
+        ))
+        }
         Some(j) => j,
     };
     if !array {
