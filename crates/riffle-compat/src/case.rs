@@ -478,7 +478,8 @@ impl Case {
     }
 
     /// Writes every input into `dir` (one file per input, named after it) and returns the
-    /// paths to pass to [`Case::statements_with_paths`].
+    /// paths to pass to [`Case::statements_with_paths`]; `udf_jar` is the fixture functions'
+    /// jar (compiled on first use) when the SQL names `${udf_jar}`.
     pub fn write_inputs(&self, dir: &Path) -> Result<BTreeMap<String, String>, CaseError> {
         let mut paths = BTreeMap::new();
         for input in &self.inputs {
@@ -488,6 +489,9 @@ impl Case {
                 source,
             })?;
             paths.insert(input.name.clone(), path.display().to_string());
+        }
+        if self.sql.contains(crate::fixtures::UDF_JAR) {
+            paths.insert("udf_jar".into(), crate::fixtures::udf_jar(self)?);
         }
         Ok(paths)
     }

@@ -51,6 +51,7 @@
 
 mod case;
 mod compare;
+mod fixtures;
 mod float;
 mod matrix;
 mod row;

@@ -190,10 +190,7 @@ pub fn run_case(case: &Case) -> Outcome {
 /// The case's statements as one script: the harness defaults and the case's config first, as
 /// `SET`s, then the statements with input paths substituted (the inputs are written to `dir`).
 fn script(case: &Case, dir: &Path) -> Result<String, CaseError> {
-    let mut paths = case.write_inputs(dir)?;
-    if case.sql.contains(UDF_JAR) {
-        paths.insert("udf_jar".into(), udf_jar(case)?);
-    }
+    let paths = case.write_inputs(dir)?;
     let statements = case.statements_with_paths(&paths)?;
     let mut sql = String::new();
     for (k, v) in case.effective_config() {
@@ -204,32 +201,6 @@ fn script(case: &Case, dir: &Path) -> Result<String, CaseError> {
         sql.push_str(";\n");
     }
     Ok(sql)
-}
-
-/// How a case names the jar of the fixture Java functions.
-const UDF_JAR: &str = "${udf_jar}";
-
-/// The jar of the Java functions in `fixtures/udf/java` (next to the case's `compat-tests`),
-/// compiled like the oracle compiles it.
-fn udf_jar(case: &Case) -> Result<String, CaseError> {
-    let path = case
-        .path
-        .canonicalize()
-        .unwrap_or_else(|_| case.path.clone());
-    let sources = path
-        .ancestors()
-        .map(|dir| dir.join("fixtures/udf/java"))
-        .find(|dir| dir.is_dir())
-        .ok_or_else(|| CaseError::Io {
-            file: case.path.display().to_string(),
-            source: std::io::Error::other("no fixtures/udf/java above the case for ${udf_jar}"),
-        })?;
-    riffle_jvm::build::build_jar(&sources)
-        .map(|jar| jar.display().to_string())
-        .map_err(|e| CaseError::Io {
-            file: sources.display().to_string(),
-            source: std::io::Error::other(e.to_string()),
-        })
 }
 
 /// Escapes a SQL string literal's content.

@@ -24,11 +24,13 @@ fn every_case_parses_and_has_a_flink_expectation() {
     let cases = all_cases();
     assert!(!cases.is_empty());
     for case in &cases {
-        let paths: BTreeMap<String, String> = case
+        let mut paths: BTreeMap<String, String> = case
             .inputs
             .iter()
             .map(|i| (i.name.clone(), format!("/data/{}", i.name)))
             .collect();
+        // The fixture functions' jar every case may name.
+        paths.insert("udf_jar".into(), "/data/udf.jar".into());
         let statements = case
             .statements_with_paths(&paths)
             .unwrap_or_else(|e| panic!("{e}"));

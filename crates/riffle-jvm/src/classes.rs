@@ -15,6 +15,7 @@ macro_rules! sources {
 
 /// `(path below java/, content)` of every Java source the JVM's class path is built from.
 pub(crate) const SOURCES: &[(&str, &str)] = sources![
+    "bridge/riffle/jvm/AggregateCall.java",
     "bridge/riffle/jvm/Bridge.java",
     "bridge/riffle/jvm/Columns.java",
     "bridge/riffle/jvm/FunctionInstance.java",

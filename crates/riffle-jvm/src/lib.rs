@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+mod aggregate;
 pub mod build;
 mod classes;
 mod columns;
@@ -19,7 +20,9 @@ pub mod locate;
 mod scalar;
 mod vm;
 
+pub use aggregate::{JavaAccumulator, JavaAggregateFunction};
 pub use scalar::JavaScalarFunction;
+pub use vm::function_kind;
 
 /// Why a Java function could not be loaded or called.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -5,7 +5,7 @@ use arrow::datatypes::DataType;
 use jni::objects::{GlobalRef, JObject, JValue};
 
 use crate::columns;
-use crate::vm::{jvm, with_env};
+use crate::vm::{class_loader, jvm, string_array, with_env};
 use crate::{JvmError, Result};
 
 /// A Java `ScalarFunction` instance with the `eval` overload Flink's rules choose for the SQL
@@ -33,15 +33,7 @@ impl JavaScalarFunction {
     pub fn resolve(name: &str, class: &str, jars: &[String], arg_types: &[String]) -> Result<Self> {
         let context = || format!("Java function '{name}' ({class})");
         let call = with_env(&context, |env| {
-            let jar_array = string_array(env, jars)?;
-            let loader = env
-                .call_static_method(
-                    "riffle/jvm/Bridge",
-                    "loader",
-                    "([Ljava/lang/String;)Ljava/lang/ClassLoader;",
-                    &[JValue::Object(&jar_array)],
-                )?
-                .l()?;
+            let loader = class_loader(env, jars)?;
             let class_name = env.new_string(class)?;
             let types = string_array(env, arg_types)?;
             let call = env
@@ -129,16 +121,4 @@ impl Drop for JavaScalarFunction {
             }
         }
     }
-}
-
-fn string_array<'l>(
-    env: &mut jni::JNIEnv<'l>,
-    items: &[String],
-) -> jni::errors::Result<JObject<'l>> {
-    let arr = env.new_object_array(items.len() as i32, "java/lang/String", JObject::null())?;
-    for (i, s) in items.iter().enumerate() {
-        let js = env.new_string(s)?;
-        env.set_object_array_element(&arr, i as i32, js)?;
-    }
-    Ok(arr.into())
 }

@@ -123,3 +123,50 @@ fn describe_exception(env: &mut JNIEnv<'_>) -> String {
         }
     }
 }
+
+/// A Java `String[]` of `items`.
+pub(crate) fn string_array<'l>(
+    env: &mut JNIEnv<'l>,
+    items: &[String],
+) -> jni::errors::Result<JObject<'l>> {
+    let arr = env.new_object_array(items.len() as i32, "java/lang/String", JObject::null())?;
+    for (i, s) in items.iter().enumerate() {
+        let js = env.new_string(s)?;
+        env.set_object_array_element(&arr, i as i32, js)?;
+    }
+    Ok(arr.into())
+}
+
+/// The bridge's class loader over `jars` (one per distinct list).
+pub(crate) fn class_loader<'l>(
+    env: &mut JNIEnv<'l>,
+    jars: &[String],
+) -> jni::errors::Result<JObject<'l>> {
+    let jar_array = string_array(env, jars)?;
+    env.call_static_method(
+        "riffle/jvm/Bridge",
+        "loader",
+        "([Ljava/lang/String;)Ljava/lang/ClassLoader;",
+        &[JValue::Object(&jar_array)],
+    )?
+    .l()
+}
+
+/// What kind of Flink function `class` (from `jars`) is: `scalar`, `table`, `aggregate` or
+/// `other`. Starts the JVM.
+pub fn function_kind(class: &str, jars: &[String]) -> Result<String> {
+    let context = || format!("Java function class {class}");
+    with_env(&context, |env| {
+        let loader = class_loader(env, jars)?;
+        let name = env.new_string(class)?;
+        let kind = env
+            .call_static_method(
+                "riffle/jvm/Bridge",
+                "kind",
+                "(Ljava/lang/ClassLoader;Ljava/lang/String;)Ljava/lang/String;",
+                &[JValue::Object(&loader), JValue::Object(&name)],
+            )?
+            .l()?;
+        Ok(String::from(env.get_string(&kind.into())?))
+    })
+}

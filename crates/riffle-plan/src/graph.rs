@@ -426,6 +426,8 @@ pub enum AggregateFunction {
     Max,
     /// `AVG(x)` (integer average for integer inputs, as Flink).
     Avg,
+    /// A user-defined aggregate function ([`AggregateCall::user`]).
+    User,
 }
 
 /// One sort key of a [`OperatorKind::TopN`].
@@ -454,6 +456,24 @@ pub struct AggregateCall {
     pub name: String,
     /// Flink result type (summary form).
     pub data_type: String,
+    /// The user-defined function of an [`AggregateFunction::User`] call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<UserAggregate>,
+}
+
+/// A call of a Java `AggregateFunction` (from `CREATE FUNCTION`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserAggregate {
+    /// SQL name of the function.
+    pub name: String,
+    /// Java class.
+    pub class: String,
+    /// Jars to load the class from.
+    pub jars: Vec<String>,
+    /// Input columns of the arguments.
+    pub args: Vec<usize>,
+    /// Flink types of the arguments (they choose the `accumulate` overload).
+    pub arg_types: Vec<String>,
 }
 
 impl JobGraph {

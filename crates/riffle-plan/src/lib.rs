@@ -27,7 +27,7 @@ pub use functions::LocalZone;
 pub use graph::{
     arrow_schema, join_fields, AggregateCall, AggregateFunction, ChangelogMode, ConnectorSpec,
     Edge, Field, JobGraph, JoinSpec, JoinType, MetadataColumn, NamedExpr, Operator, OperatorId,
-    OperatorKind, Partitioning, SortKey, WindowSpec,
+    OperatorKind, Partitioning, SortKey, UserAggregate, WindowSpec,
 };
 pub use planner::{plan_script, COLLECT_CONNECTOR, PLAN_ERROR, UNSUPPORTED};
 pub use session::FlinkSession;

@@ -281,8 +281,10 @@ impl Planner {
                 });
             }
             StatementKind::CreateFunction(function) => {
-                let spec = crate::udf::spec(function, &self.config)
-                    .map_err(|what| unsupported(what, span))?;
+                let spec = crate::udf::spec(function, &self.config).map_err(|e| match e {
+                    crate::udf::SpecError::Unsupported(what) => unsupported(what, span),
+                    crate::udf::SpecError::Invalid(message) => plan_error(message, span),
+                })?;
                 self.functions.retain(|f| f.name != spec.name);
                 self.functions.push(spec);
                 self.session = self.session.clone().with_user_functions(&self.functions);
@@ -2080,6 +2082,7 @@ impl GraphBuilder<'_> {
             distinct: bool,
             filter: Option<usize>,
             name: String,
+            user: Option<crate::graph::UserAggregate>,
         }
         let mut pending = Vec::new();
         for (i, a) in agg.aggr_expr.iter().enumerate() {
@@ -2091,6 +2094,47 @@ impl GraphBuilder<'_> {
                 return Err(unsupported("ORDER BY inside an aggregate call", span));
             }
             let fname = func.name().to_ascii_lowercase();
+            if let Some(spec) = crate::udf::java_aggregate(&func) {
+                if params.distinct {
+                    return Err(unsupported(
+                        "DISTINCT in a call of a user-defined aggregate function",
+                        span,
+                    ));
+                }
+                let mut args = Vec::new();
+                let mut arg_types = Vec::new();
+                for (k, arg) in params.args.iter().enumerate() {
+                    let (t, nullable) =
+                        type_of(arg, agg.input.schema()).map_err(|e| df_error(e, span))?;
+                    arg_types.push(crate::types::flink_type(&t, nullable));
+                    pre.push(self.rewrite(arg, agg.input.schema(), &input)?);
+                    pre_names.push(format!("$arg{i}_{k}"));
+                    args.push(pre.len() - 1);
+                }
+                let filter = match &params.filter {
+                    Some(f) => {
+                        pre.push(self.rewrite(f, agg.input.schema(), &input)?);
+                        pre_names.push(format!("$filter{i}"));
+                        Some(pre.len() - 1)
+                    }
+                    None => None,
+                };
+                pending.push(Pending {
+                    function: AggregateFunction::User,
+                    arg: None,
+                    distinct: false,
+                    filter,
+                    name,
+                    user: Some(crate::graph::UserAggregate {
+                        name: spec.name.clone(),
+                        class: spec.class.clone(),
+                        jars: spec.jars.clone(),
+                        args,
+                        arg_types,
+                    }),
+                });
+                continue;
+            }
             let function = match fname.as_str() {
                 "count" => AggregateFunction::Count,
                 "sum" => AggregateFunction::Sum,
@@ -2135,6 +2179,7 @@ impl GraphBuilder<'_> {
                 distinct: params.distinct,
                 filter,
                 name,
+                user: None,
             });
         }
         let pre_schema = names_schema(&pre_names, span)?;
@@ -2147,8 +2192,12 @@ impl GraphBuilder<'_> {
         let mut aggregates = Vec::new();
         for p in pending {
             let arg_field = p.arg.and_then(|i| projected.fields.get(i));
-            let (flink, arrow, nullable) =
-                aggregate_type(p.function, arg_field).map_err(|m| unsupported(m, span))?;
+            let (flink, arrow, nullable) = match &p.user {
+                Some(user) => {
+                    crate::udf::aggregate_result(user).map_err(|m| plan_error(m, span))?
+                }
+                None => aggregate_type(p.function, arg_field).map_err(|m| unsupported(m, span))?,
+            };
             schema.push(Field {
                 name: p.name.clone(),
                 data_type: flink.clone(),
@@ -2163,6 +2212,7 @@ impl GraphBuilder<'_> {
                 filter: p.filter,
                 name: p.name,
                 data_type: flink,
+                user: p.user,
             });
         }
         let hash = Partitioning::Hash(keys.clone());

@@ -11,17 +11,18 @@ use std::sync::{Arc, Mutex};
 use arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{exec_err, plan_err, Result as DfResult, ScalarValue};
 use datafusion::execution::FunctionRegistry;
+use datafusion::logical_expr::function::AccumulatorArgs;
 use datafusion::logical_expr::{
-    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
-    Volatility,
+    Accumulator as DfAccumulator, AggregateUDF, AggregateUDFImpl, ColumnarValue, ReturnFieldArgs,
+    ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
-use riffle_jvm::JavaScalarFunction;
+use riffle_jvm::{JavaAggregateFunction, JavaScalarFunction};
 use serde::{Deserialize, Serialize};
 
 use crate::types::{arrow_type, flink_type};
 
 /// A function registered by `CREATE FUNCTION`, as the runtime needs it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct UserFunctionSpec {
     /// SQL name (lower-cased, as Flink resolves function names case-insensitively).
     pub name: String,
@@ -31,13 +32,102 @@ pub struct UserFunctionSpec {
     pub class: String,
     /// Jars to load the class from: `USING JAR` resources, then `pipeline.jars`.
     pub jars: Vec<String>,
+    /// What the class is: `scalar` or `aggregate`.
+    pub kind: String,
 }
 
 /// Registers `functions` into `state` (no JVM is started until a function is typed or called).
 pub fn register(state: &mut datafusion::execution::SessionState, functions: &[UserFunctionSpec]) {
     for f in functions {
         // Registration only fails for invalid names, which the parser rules out.
-        let _ = state.register_udf(Arc::new(ScalarUDF::from(JavaScalarUdf::new(f.clone()))));
+        if f.kind == AGGREGATE {
+            let udaf = JavaAggregateUdf {
+                spec: f.clone(),
+                signature: Signature::variadic_any(Volatility::Volatile),
+            };
+            let _ = state.register_udaf(Arc::new(AggregateUDF::from(udaf)));
+        } else {
+            let _ = state.register_udf(Arc::new(ScalarUDF::from(JavaScalarUdf::new(f.clone()))));
+        }
+    }
+}
+
+/// [`UserFunctionSpec::kind`] of a Java `ScalarFunction`.
+const SCALAR: &str = "scalar";
+/// [`UserFunctionSpec::kind`] of a Java `AggregateFunction`.
+const AGGREGATE: &str = "aggregate";
+
+/// The spec of a Java aggregate function call's function.
+pub fn java_aggregate(udaf: &AggregateUDF) -> Option<&UserFunctionSpec> {
+    udaf.inner()
+        .downcast_ref::<JavaAggregateUdf>()
+        .map(|u| &u.spec)
+}
+
+/// The Flink type, Arrow type and nullability of a Java aggregate call's result.
+pub fn aggregate_result(
+    call: &crate::graph::UserAggregate,
+) -> Result<(String, DataType, bool), String> {
+    let f = JavaAggregateFunction::resolve(&call.name, &call.class, &call.jars, &call.arg_types)
+        .map_err(|e| e.to_string())?;
+    let field = result_field(&call.name, f.result_type()).map_err(|e| e.to_string())?;
+    Ok((
+        f.result_type().to_string(),
+        field.data_type().clone(),
+        field.is_nullable(),
+    ))
+}
+
+/// A Java `AggregateFunction` as a DataFusion aggregate (for planning only: Riffle's runtime
+/// runs the accumulators).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct JavaAggregateUdf {
+    spec: UserFunctionSpec,
+    signature: Signature,
+}
+
+impl AggregateUDFImpl for JavaAggregateUdf {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> DfResult<DataType> {
+        plan_err!(
+            "the result type of Java function '{}' depends on its arguments",
+            self.spec.name
+        )
+    }
+
+    fn return_field(&self, arg_fields: &[FieldRef]) -> DfResult<FieldRef> {
+        let types: Vec<String> = arg_fields
+            .iter()
+            .map(|f| flink_type(f.data_type(), f.is_nullable()))
+            .collect();
+        let resolved = JavaAggregateFunction::resolve(
+            &self.spec.name,
+            &self.spec.class,
+            &self.spec.jars,
+            &types,
+        );
+        match resolved {
+            Ok(f) => Ok(Arc::new(result_field(&self.spec.name, f.result_type())?)),
+            // See JavaScalarUdf::return_field_from_args: integer literals are retyped later.
+            Err(_) if arg_fields.iter().any(|f| f.data_type() == &DataType::Int64) => {
+                Ok(Arc::new(Field::new(&self.spec.name, DataType::Null, true)))
+            }
+            Err(e) => plan_err!("{e}"),
+        }
+    }
+
+    fn accumulator(&self, _args: AccumulatorArgs) -> DfResult<Box<dyn DfAccumulator>> {
+        datafusion::common::not_impl_err!(
+            "Java aggregate function '{}' outside a streaming aggregation",
+            self.spec.name
+        )
     }
 }
 
@@ -183,20 +273,32 @@ impl ScalarUDFImpl for JavaScalarUdf {
     }
 }
 
-/// The spec of a `CREATE FUNCTION` under the configuration so far (`pipeline.jars`), or the
-/// unsupported feature it needs.
+/// Why a `CREATE FUNCTION` cannot be planned.
+#[derive(Debug)]
+pub enum SpecError {
+    /// A kind of function Riffle does not run (the feature).
+    Unsupported(String),
+    /// The class cannot be used (not found, not a function): the message.
+    Invalid(String),
+}
+
+/// The spec of a `CREATE FUNCTION` under the configuration so far (`pipeline.jars`). Starts the
+/// JVM to see what kind of function the class is.
 pub fn spec(
     function: &riffle_sql::ast::CreateFunction,
     config: &std::collections::BTreeMap<String, String>,
-) -> Result<UserFunctionSpec, String> {
+) -> Result<UserFunctionSpec, SpecError> {
     let language = function.language.clone().unwrap_or_else(|| "JAVA".into());
     if !matches!(language.as_str(), "JAVA" | "SCALA") {
-        return Err(format!(
+        return Err(SpecError::Unsupported(format!(
             "user-defined functions in LANGUAGE {language} (Riffle runs Java/Scala classes)"
-        ));
+        )));
     }
     let Some(name) = function.name.0.last().and_then(|p| p.as_ident()) else {
-        return Err(format!("function name {}", function.name));
+        return Err(SpecError::Unsupported(format!(
+            "function name {}",
+            function.name
+        )));
     };
     let mut jars = function.jars.clone();
     if let Some(pipeline) = config.get("pipeline.jars") {
@@ -208,10 +310,28 @@ pub fn spec(
                 .map(str::to_string),
         );
     }
+    let kind = riffle_jvm::function_kind(&function.identifier, &jars)
+        .map_err(|e| SpecError::Invalid(e.to_string()))?;
+    match kind.as_str() {
+        SCALAR | AGGREGATE => {}
+        "table" => {
+            return Err(SpecError::Unsupported(format!(
+                "Java TableFunction {} (LATERAL TABLE is not run by Riffle yet)",
+                function.identifier
+            )))
+        }
+        _ => {
+            return Err(SpecError::Invalid(format!(
+                "class {} is no Flink ScalarFunction, TableFunction or AggregateFunction",
+                function.identifier
+            )))
+        }
+    }
     Ok(UserFunctionSpec {
         name: name.value.to_lowercase(),
         language,
         class: function.identifier.clone(),
         jars,
+        kind,
     })
 }

@@ -13,6 +13,9 @@ use arrow::datatypes::{
     DataType, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
 };
 use datafusion::common::ScalarValue;
+use std::sync::Arc;
+
+use riffle_jvm::{JavaAccumulator, JavaAggregateFunction};
 use riffle_plan::AggregateFunction;
 
 use riffle_connectors::snapshot::{StateReader, StateWriter};
@@ -81,6 +84,11 @@ enum State {
         count: i64,
     },
     MinMax(BTreeMap<OrdScalar, i64>),
+    /// A Java `AggregateFunction`'s accumulator object (a clone shares the object).
+    Java {
+        function: Arc<JavaAggregateFunction>,
+        acc: JavaAccumulator,
+    },
 }
 
 impl Accumulator {
@@ -95,6 +103,9 @@ impl Accumulator {
                 count: 0,
             },
             AggregateFunction::Min | AggregateFunction::Max => State::MinMax(BTreeMap::new()),
+            // User functions are built by `Accumulator::java`; this is an empty count that no
+            // call reads.
+            AggregateFunction::User => State::Count(0),
         };
         let input_scale = match input {
             Some(DataType::Decimal128(_, s)) => *s,
@@ -105,6 +116,37 @@ impl Accumulator {
             state,
             distinct: distinct.then(HashMap::new),
             input_scale,
+        }
+    }
+
+    /// A fresh accumulator of a Java `AggregateFunction` (`createAccumulator`).
+    pub fn java(function: Arc<JavaAggregateFunction>) -> Result<Self, RuntimeError> {
+        let acc = function
+            .create_accumulator()
+            .map_err(|e| RuntimeError::new(e.to_string()))?;
+        Ok(Self {
+            function: AggregateFunction::User,
+            state: State::Java { function, acc },
+            distinct: None,
+            input_scale: 0,
+        })
+    }
+
+    /// Applies row `row` of the argument columns `args` of a Java aggregate (`accumulate`, or
+    /// `retract` when `add` is false).
+    pub fn update_java(
+        &mut self,
+        args: &[ArrayRef],
+        row: usize,
+        add: bool,
+    ) -> Result<(), RuntimeError> {
+        match &self.state {
+            State::Java { function, acc } => function
+                .update(acc, args, row, add)
+                .map_err(|e| RuntimeError::new(e.to_string())),
+            _ => Err(RuntimeError::new(
+                "a built-in aggregate called as a Java one",
+            )),
         }
     }
 
@@ -141,6 +183,9 @@ impl Accumulator {
         }
         let sign: i64 = if add { 1 } else { -1 };
         match &mut self.state {
+            State::Java { function, acc } => function
+                .update(acc, std::slice::from_ref(arg), row, add)
+                .map_err(|e| RuntimeError::new(e.to_string()))?,
             State::Count(c) => *c += sign,
             State::Sum {
                 int,
@@ -218,6 +263,9 @@ impl Accumulator {
                     *a.entry(v.clone()).or_insert(0) += c;
                 }
             }
+            (State::Java { function, acc }, State::Java { acc: other, .. }) => function
+                .merge(acc, other)
+                .map_err(|e| RuntimeError::new(e.to_string()))?,
             _ => return Err(RuntimeError::new("merging accumulators of different calls")),
         }
         Ok(())
@@ -227,6 +275,12 @@ impl Accumulator {
     pub fn value(&self, out: &DataType) -> Result<ScalarValue, RuntimeError> {
         let null = || ScalarValue::try_from(out).map_err(RuntimeError::from);
         match (&self.state, self.function) {
+            (State::Java { function, acc }, _) => {
+                let array = function
+                    .value(acc, out)
+                    .map_err(|e| RuntimeError::new(e.to_string()))?;
+                Ok(ScalarValue::try_from_array(array.as_ref(), 0)?)
+            }
             (State::Count(c), _) => Ok(ScalarValue::Int64(Some(*c))),
             (State::Sum { count, .. }, _) if *count <= 0 => null(),
             (

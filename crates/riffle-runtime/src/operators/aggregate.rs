@@ -13,6 +13,8 @@ use riffle_connectors::{ChangeBatch, RowKind};
 use riffle_plan::{AggregateCall, LocalZone};
 
 use super::{millis, Emit, StreamOperator};
+use riffle_jvm::JavaAggregateFunction;
+
 use crate::accumulator::Accumulator;
 use crate::exchange::key_converter;
 use riffle_connectors::snapshot::{StateReader, StateWriter};
@@ -25,6 +27,8 @@ struct Calls {
     calls: Vec<AggregateCall>,
     arg_types: Vec<Option<DataType>>,
     out_types: Vec<DataType>,
+    /// The Java function of each user-defined aggregate call.
+    java: Vec<Option<Arc<JavaAggregateFunction>>>,
 }
 
 impl Calls {
@@ -55,18 +59,36 @@ impl Calls {
                     .ok_or_else(|| RuntimeError::new("aggregate output out of range"))?,
             );
         }
+        let java = calls
+            .iter()
+            .map(|c| {
+                c.user
+                    .as_ref()
+                    .map(|u| {
+                        JavaAggregateFunction::resolve(&u.name, &u.class, &u.jars, &u.arg_types)
+                            .map(Arc::new)
+                            .map_err(|e| RuntimeError::new(e.to_string()))
+                    })
+                    .transpose()
+            })
+            .collect::<Result<_, _>>()?;
         Ok(Self {
             calls: calls.to_vec(),
             arg_types,
             out_types,
+            java,
         })
     }
 
-    fn fresh(&self) -> Vec<Accumulator> {
+    fn fresh(&self) -> Result<Vec<Accumulator>, RuntimeError> {
         self.calls
             .iter()
             .zip(&self.arg_types)
-            .map(|(c, t)| Accumulator::new(c.function, c.distinct, t.as_ref()))
+            .zip(&self.java)
+            .map(|((c, t), java)| match java {
+                Some(f) => Accumulator::java(f.clone()),
+                None => Ok(Accumulator::new(c.function, c.distinct, t.as_ref())),
+            })
             .collect()
     }
 
@@ -88,6 +110,15 @@ impl Calls {
                 if !passes {
                     continue;
                 }
+            }
+            if let Some(user) = &call.user {
+                let args: Vec<ArrayRef> = user
+                    .args
+                    .iter()
+                    .filter_map(|a| batch.columns().get(*a).cloned())
+                    .collect();
+                acc.update_java(&args, row, add)?;
+                continue;
             }
             let arg: Option<&ArrayRef> = call.arg.and_then(|a| batch.columns().get(a));
             acc.update(arg, row, add)?;
@@ -356,7 +387,7 @@ impl StreamOperator for WindowAggregate {
             if !groups.contains_key(key) {
                 let g = Group {
                     key: key_values(&batch, &self.keys, row)?,
-                    accs: self.calls.fresh(),
+                    accs: self.calls.fresh()?,
                 };
                 groups.insert(Box::from(key), g);
             }
@@ -492,7 +523,7 @@ impl StreamOperator for GroupAggregate {
             if first {
                 let state = KeyState {
                     key: key_values(&batch.batch, &self.keys, row)?,
-                    accs: self.calls.fresh(),
+                    accs: self.calls.fresh()?,
                     count: 0,
                     previous: Vec::new(),
                 };
@@ -630,13 +661,13 @@ impl StreamOperator for SessionWindowAggregate {
                     start,
                     end,
                     key: first.key.clone(),
-                    accs: self.calls.fresh(),
+                    accs: self.calls.fresh()?,
                 },
                 None => Session {
                     start,
                     end,
                     key: key_values(&batch, &self.keys, row)?,
-                    accs: self.calls.fresh(),
+                    accs: self.calls.fresh()?,
                 },
             };
             for s in &touching {

@@ -38,6 +38,25 @@ public final class Bridge {
         return new ScalarCall(new FunctionInstance(loader, className), types(argTypes));
     }
 
+    /** An aggregate function call site for arguments of the given SQL types. */
+    public static AggregateCall aggregate(ClassLoader loader, String className, String[] argTypes) throws Exception {
+        return new AggregateCall(new FunctionInstance(loader, className), types(argTypes));
+    }
+
+    /** What kind of function a class is: {@code scalar}, {@code table}, {@code aggregate} or {@code other}. */
+    public static String kind(ClassLoader loader, String className) throws Exception {
+        Class<?> cls;
+        try {
+            cls = Class.forName(className, false, loader);
+        } catch (ClassNotFoundException e) {
+            throw new IllegalArgumentException("class " + className + " not found in the function's jars or class path");
+        }
+        if (org.apache.flink.table.functions.ScalarFunction.class.isAssignableFrom(cls)) return "scalar";
+        if (org.apache.flink.table.functions.TableFunction.class.isAssignableFrom(cls)) return "table";
+        if (org.apache.flink.table.functions.AggregateFunction.class.isAssignableFrom(cls)) return "aggregate";
+        return "other";
+    }
+
     static SqlType[] types(String[] names) {
         SqlType[] out = new SqlType[names.length];
         for (int i = 0; i < names.length; i++) out[i] = SqlType.parse(names[i]);
