@@ -385,6 +385,12 @@ impl Accumulator {
                 w.u8(2);
                 values(w, &mut map.iter().map(|(k, c)| (&k.0, *c)), map.len())?;
             }
+            State::Java { .. } => {
+                return Err(RuntimeError::new(
+                    "unsupported feature: checkpoints of jobs with Java aggregate functions \
+                     (their accumulators are Java objects)",
+                ))
+            }
         }
         w.bool(self.distinct.is_some());
         if let Some(seen) = &self.distinct {

@@ -154,7 +154,7 @@ impl Calls {
         codecs: &[Option<ScalarCodec>],
         r: &mut StateReader<'_>,
     ) -> Result<Vec<Accumulator>, RuntimeError> {
-        let mut accs = self.fresh();
+        let mut accs = self.fresh()?;
         for (acc, codec) in accs.iter_mut().zip(codecs) {
             acc.read_state(r, codec.as_ref())?;
         }
