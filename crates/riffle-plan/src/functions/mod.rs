@@ -15,6 +15,7 @@ mod encoding;
 mod json;
 mod math;
 mod predicates;
+mod printf;
 mod regex;
 mod row;
 mod string;
@@ -94,6 +95,7 @@ fn riffle_functions() -> Vec<ScalarUDF> {
         .chain(collection::row_functions())
         .chain(predicates::row_functions())
         .chain(url::row_functions())
+        .chain(printf::row_functions())
         .map(row::udf);
     let mut functions = vec![
         ScalarUDF::from(temporal::Proctime::new()),

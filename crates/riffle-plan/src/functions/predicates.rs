@@ -3,6 +3,8 @@
 //! * `x [NOT] BETWEEN SYMMETRIC a AND b` → `[NOT] ((x BETWEEN a AND b) OR (x BETWEEN b AND a))`;
 //! * `s [NOT] LIKE p ESCAPE 'c'` with an escape character other than `\` →
 //!   `[NOT] like_escape(s, p, 'c')`, Riffle's `LIKE` with Flink's escape rules;
+//! * `(s0, e0) OVERLAPS (s1, e1)` (an end may be an `INTERVAL`, added to its start) → with each
+//!   pair ordered so that start ≤ end, `e0 >= s1 AND e1 >= s0` (Calcite's expansion);
 //! * `s [NOT] SIMILAR TO p [ESCAPE 'c']` → `[NOT] similar_to(s, p, 'c')`: the SQL regular
 //!   expression must match the whole string (`%` any text, `_` any character, regular
 //!   expression operators `| * + ? {} () []`, other characters literal).
@@ -26,6 +28,10 @@ pub fn rewrite_predicates(query: &mut Query) {
 }
 
 fn rewrite(e: &mut Expr) {
+    if let Some(expanded) = overlaps(e) {
+        *e = expanded;
+        return;
+    }
     match e {
         Expr::Between {
             expr,
@@ -100,6 +106,64 @@ fn rewrite(e: &mut Expr) {
             *e = negate(test, *negated);
         }
         _ => {}
+    }
+}
+
+/// `(s0, e0) OVERLAPS (s1, e1)` expanded.
+fn overlaps(e: &Expr) -> Option<Expr> {
+    let Expr::BinaryOp {
+        left,
+        op: BinaryOperator::Overlaps,
+        right,
+    } = e
+    else {
+        return None;
+    };
+    let (Expr::Tuple(l), Expr::Tuple(r)) = (left.as_ref(), right.as_ref()) else {
+        return None;
+    };
+    let ([s0, x0], [s1, x1]) = (l.as_slice(), r.as_slice()) else {
+        return None;
+    };
+    let (s0, e0) = period(s0, x0);
+    let (s1, e1) = period(s1, x1);
+    Some(Expr::Nested(Box::new(binary(
+        binary(e0, BinaryOperator::GtEq, s1),
+        BinaryOperator::And,
+        binary(e1, BinaryOperator::GtEq, s0),
+    ))))
+}
+
+/// The ordered (start, end) of a period `(start, end_or_interval)`.
+fn period(start: &Expr, end: &Expr) -> (Expr, Expr) {
+    let end = if matches!(end, Expr::Interval(_)) {
+        Expr::Nested(Box::new(binary(
+            start.clone(),
+            BinaryOperator::Plus,
+            end.clone(),
+        )))
+    } else {
+        end.clone()
+    };
+    let ordered = |first: &Expr, second: &Expr| Expr::Case {
+        case_token: datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken::empty(
+        ),
+        end_token: datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+        operand: None,
+        conditions: vec![datafusion::sql::sqlparser::ast::CaseWhen {
+            condition: binary(start.clone(), BinaryOperator::LtEq, end.clone()),
+            result: first.clone(),
+        }],
+        else_result: Some(Box::new(second.clone())),
+    };
+    (ordered(start, &end), ordered(&end, start))
+}
+
+fn binary(left: Expr, op: BinaryOperator, right: Expr) -> Expr {
+    Expr::BinaryOp {
+        left: Box::new(left),
+        op,
+        right: Box::new(right),
     }
 }
 
