@@ -241,7 +241,7 @@ fn zero_pad(spec: &Spec, prefix: &str, digits: &str) -> String {
 fn group(digits: &str) -> String {
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -386,8 +386,8 @@ mod tests {
             Some("00042")
         );
         assert_eq!(
-            f("%.2f", &[ScalarValue::Float64(Some(3.14159))]).as_deref(),
-            Some("3.14")
+            f("%.2f", &[ScalarValue::Float64(Some(1.23456))]).as_deref(),
+            Some("1.23")
         );
         assert_eq!(
             f("%.2f", &[ScalarValue::Float64(Some(0.125))]).as_deref(),
