@@ -2,13 +2,14 @@
 //! reads a topic and writes an upsert topic; the process is killed with SIGKILL while it runs
 //! (twice, each time after a newer checkpoint completed), restarted, and the sink topic must
 //! end up holding exactly the messages of an uninterrupted run — nothing lost, nothing twice.
+//! The uninterrupted run keeps its state in memory, the killed one in RocksDB.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 /// Input rows; enough that the job runs for several checkpoint intervals.
-const ROWS: usize = 200_000;
+const ROWS: usize = 120_000;
 const USERS: u64 = 700;
 
 fn riffle(dir: &Path, args: &[&str]) -> Command {
@@ -137,7 +138,14 @@ fn killed_job_resumes_with_exactly_once_output() {
 
     // The same job, killed twice after a checkpoint, then run to its end.
     std::fs::write(dir.join("faulty.sql"), job("faulty", "totals_faulty")).unwrap();
-    let args = ["run", "faulty.sql", "--job-id", "faulty"];
+    let args = [
+        "run",
+        "faulty.sql",
+        "--job-id",
+        "faulty",
+        "--set",
+        "state.backend.type=rocksdb",
+    ];
     let mut kills = 0;
     for _ in 0..2 {
         let mut child = riffle(dir, &args)

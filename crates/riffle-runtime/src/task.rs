@@ -276,7 +276,12 @@ pub fn build(
                             }
                             Box::new(operators::SinkOperator::new(writer))
                         }
-                        _ => operators::create(op, &inputs, session)?,
+                        _ => operators::create(
+                            op,
+                            &inputs,
+                            session,
+                            &state_context(graph, checkpointing.as_ref(), task_id)?,
+                        )?,
                     };
                     if checkpointing.is_some() && !operator.supports_checkpoints() {
                         return Err(RuntimeError::new(format!(
@@ -330,6 +335,45 @@ pub fn build(
         }));
     }
     Ok(Job { tasks })
+}
+
+/// Where subtask `task` keeps its keyed state: `state.backend.type`; RocksDB works in the
+/// job's checkpoint directory when checkpointing, else in a temporary directory.
+fn state_context(
+    graph: &JobGraph,
+    checkpointing: Option<&Checkpointing>,
+    task: TaskId,
+) -> Result<operators::StateContext, RuntimeError> {
+    let backend = match graph
+        .config
+        .get("state.backend.type")
+        .or_else(|| graph.config.get("state.backend"))
+    {
+        Some(name) => riffle_state::BackendKind::parse(name)?,
+        None => riffle_state::BackendKind::default(),
+    };
+    let name = format!("{}-{}", task.operator, task.subtask);
+    Ok(match checkpointing {
+        Some(c) => {
+            let dir = c.coordinator.store.dir().to_path_buf();
+            operators::StateContext {
+                backend,
+                working_dir: dir.join("work").join(name),
+                ephemeral: false,
+                checkpoint_dir: Some(dir),
+                task,
+            }
+        }
+        None => operators::StateContext {
+            backend,
+            working_dir: std::env::temp_dir()
+                .join(format!("riffle-state-{}", std::process::id()))
+                .join(name),
+            ephemeral: true,
+            checkpoint_dir: None,
+            task,
+        },
+    })
 }
 
 /// A subtask's link to the checkpoint coordinator.

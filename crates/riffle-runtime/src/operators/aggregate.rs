@@ -19,6 +19,7 @@ use crate::accumulator::Accumulator;
 use crate::exchange::key_converter;
 use riffle_connectors::snapshot::{StateReader, StateWriter};
 
+use super::group_store::{GroupStore, StateContext};
 use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
 
@@ -416,7 +417,8 @@ impl StreamOperator for WindowAggregate {
     }
 }
 
-struct KeyState {
+/// The state of one group of a group aggregation.
+pub(super) struct KeyState {
     key: Vec<ScalarValue>,
     accs: Vec<Accumulator>,
     /// Accumulated minus retracted rows.
@@ -424,35 +426,72 @@ struct KeyState {
     previous: Vec<ScalarValue>,
 }
 
+/// Encodes a group's state (for checkpoints and for the RocksDB backend).
+pub(super) struct KeyStateCodec {
+    keys: ScalarCodec,
+    args: Vec<Option<ScalarCodec>>,
+}
+
+impl KeyStateCodec {
+    fn new(key_types: &[DataType], calls: &Calls) -> Result<Self, RuntimeError> {
+        Ok(Self {
+            keys: ScalarCodec::new(key_types)?,
+            args: calls.arg_codecs()?,
+        })
+    }
+
+    fn write(&self, state: &KeyState, w: &mut StateWriter) -> Result<(), RuntimeError> {
+        self.keys.write(w, &state.key)?;
+        w.i64(state.count);
+        Calls::write_accs(&self.args, &state.accs, w)
+    }
+
+    fn read(&self, calls: &Calls, r: &mut StateReader<'_>) -> Result<KeyState, RuntimeError> {
+        let key = self.keys.read(r)?;
+        let count = r.i64()?;
+        let accs = calls.read_accs(&self.args, r)?;
+        // The last emitted result is the accumulators' value (set after every change).
+        let previous = calls.values(&accs)?;
+        Ok(KeyState {
+            key,
+            accs,
+            count,
+            previous,
+        })
+    }
+}
+
 /// Unbounded aggregation per key, emitting `+I` for a new key, `-U`/`+U` when its result
 /// changes and `-D` when its last row is retracted (Flink's `GroupAggFunction`).
 pub struct GroupAggregate {
     keys: Vec<usize>,
-    key_types: Vec<DataType>,
     calls: Calls,
     converter: RowConverter,
-    groups: HashMap<OwnedRow, KeyState>,
+    codec: KeyStateCodec,
+    groups: GroupStore<KeyState>,
     schema: SchemaRef,
 }
 
 impl GroupAggregate {
-    /// Builds the operator.
+    /// Builds the operator, keeping its groups as `state` says.
     pub fn new(
         keys: &[usize],
         calls: &[AggregateCall],
         input: &SchemaRef,
         schema: SchemaRef,
+        state: &StateContext,
     ) -> Result<Self, RuntimeError> {
         let types: Vec<DataType> = keys
             .iter()
             .filter_map(|k| input.fields().get(*k).map(|f| f.data_type().clone()))
             .collect();
+        let calls = Calls::new(calls, input, &schema, keys.len())?;
         Ok(Self {
             keys: keys.to_vec(),
-            calls: Calls::new(calls, input, &schema, keys.len())?,
             converter: group_converter(&types)?,
-            key_types: types,
-            groups: HashMap::new(),
+            codec: KeyStateCodec::new(&types, &calls)?,
+            calls,
+            groups: GroupStore::open(state, "groups")?,
             schema,
         })
     }
@@ -463,44 +502,16 @@ impl StreamOperator for GroupAggregate {
         true
     }
 
-    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
-        let keys = ScalarCodec::new(&self.key_types)?;
-        let codecs = self.calls.arg_codecs()?;
-        let mut w = StateWriter::new();
-        w.length(self.groups.len());
-        for (row, state) in &self.groups {
-            w.bytes(row.row().data());
-            keys.write(&mut w, &state.key)?;
-            w.i64(state.count);
-            Calls::write_accs(&codecs, &state.accs, &mut w)?;
-        }
-        Ok(w.finish())
+    fn snapshot(&mut self, checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let codec = &self.codec;
+        self.groups
+            .snapshot(checkpoint, &|state, w| codec.write(state, w))
     }
 
     fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
-        let keys = ScalarCodec::new(&self.key_types)?;
-        let codecs = self.calls.arg_codecs()?;
-        let parser = self.converter.parser();
-        let mut r = StateReader::new(state, "a group aggregation");
-        self.groups.clear();
-        for _ in 0..r.length()? {
-            let row = parser.parse(r.bytes()?).owned();
-            let key = keys.read(&mut r)?;
-            let count = r.i64()?;
-            let accs = self.calls.read_accs(&codecs, &mut r)?;
-            // The last emitted result is the accumulators' value (set after every change).
-            let previous = self.calls.values(&accs)?;
-            self.groups.insert(
-                row,
-                KeyState {
-                    key,
-                    accs,
-                    count,
-                    previous,
-                },
-            );
-        }
-        Ok(r.finish()?)
+        let (codec, calls) = (&self.codec, &self.calls);
+        self.groups
+            .restore(state, &self.converter, &|r| codec.read(calls, r))
     }
 
     fn process(
@@ -513,35 +524,34 @@ impl StreamOperator for GroupAggregate {
             .converter
             .convert_columns(&key_columns(&batch.batch, &self.keys))?;
         let mut emitted = RowsOut::new(self.schema.fields().len());
+        let (codec, calls) = (&self.codec, &self.calls);
         for row in 0..batch.num_rows() {
             let add = batch.kind(row).is_addition();
             let key = rows.row(row).owned();
-            let first = !self.groups.contains_key(&key);
+            let existing = self.groups.take(&key, &|r| codec.read(calls, r))?;
+            let first = existing.is_none();
             if first && !add {
                 continue; // retraction of an unknown key: nothing to retract
             }
-            if first {
-                let state = KeyState {
+            let mut state = match existing {
+                Some(s) => s,
+                None => KeyState {
                     key: key_values(&batch.batch, &self.keys, row)?,
-                    accs: self.calls.fresh()?,
+                    accs: calls.fresh()?,
                     count: 0,
                     previous: Vec::new(),
-                };
-                self.groups.insert(key.clone(), state);
-            }
-            let Some(state) = self.groups.get_mut(&key) else {
-                continue;
+                },
             };
-            self.calls.update(&mut state.accs, &batch.batch, row, add)?;
+            calls.update(&mut state.accs, &batch.batch, row, add)?;
             state.count += if add { 1 } else { -1 };
             if state.count <= 0 {
                 if !first {
                     emitted.push(RowKind::Delete, &state.key, &state.previous);
+                    self.groups.remove(&key)?;
                 }
-                self.groups.remove(&key);
                 continue;
             }
-            let values = self.calls.values(&state.accs)?;
+            let values = calls.values(&state.accs)?;
             if first {
                 emitted.push(RowKind::Insert, &state.key, &values);
             } else if values != state.previous {
@@ -549,6 +559,7 @@ impl StreamOperator for GroupAggregate {
                 emitted.push(RowKind::UpdateAfter, &state.key, &values);
             }
             state.previous = values;
+            self.groups.put(key, state, &|s, w| codec.write(s, w))?;
         }
         emitted.emit(&self.schema, out)
     }

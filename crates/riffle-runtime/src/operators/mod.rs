@@ -1,6 +1,7 @@
 //! The stream operators: what one subtask does with its input.
 
 mod aggregate;
+mod group_store;
 mod interval_join;
 mod join;
 mod keyed;
@@ -25,6 +26,8 @@ use riffle_plan::window::assign_windows;
 use riffle_plan::{
     arrow_schema, Field, FlinkSession, LocalZone, NamedExpr, Operator, OperatorKind, WindowSpec,
 };
+
+pub use group_store::StateContext;
 
 use crate::task::RuntimeError;
 
@@ -110,6 +113,7 @@ pub fn create(
     op: &Operator,
     inputs: &[&Operator],
     session: &FlinkSession,
+    state: &StateContext,
 ) -> Result<Box<dyn StreamOperator>, RuntimeError> {
     let schema = runtime_schema(&op.schema)?;
     let input = match inputs.first() {
@@ -205,7 +209,7 @@ pub fn create(
             window_clock(session, *local_bounds),
         )?),
         OperatorKind::GroupAggregate { keys, aggregates } => Box::new(
-            aggregate::GroupAggregate::new(keys, aggregates, &input, schema)?,
+            aggregate::GroupAggregate::new(keys, aggregates, &input, schema, state)?,
         ),
         OperatorKind::Join { .. }
         | OperatorKind::IntervalJoin { .. }
