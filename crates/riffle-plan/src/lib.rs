@@ -10,6 +10,7 @@
 
 mod checks;
 pub mod explain;
+mod fetch;
 mod functions;
 pub mod graph;
 pub mod java_hash;

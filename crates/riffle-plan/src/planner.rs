@@ -626,6 +626,7 @@ impl Planner {
         crate::functions::rewrite_calls(&mut query);
         crate::functions::rewrite_collections(&mut query);
         crate::functions::rewrite_predicates(&mut query);
+        crate::fetch::rewrite_fetch(&mut query).map_err(|what| unsupported(what, span))?;
         crate::functions::rewrite_json(&mut query).map_err(|m| {
             if m.contains("not supported") {
                 unsupported(m, span)

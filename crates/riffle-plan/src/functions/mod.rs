@@ -12,6 +12,7 @@ mod cast;
 mod collection;
 mod convert;
 mod encoding;
+mod extremes;
 mod json;
 mod math;
 mod predicates;
@@ -105,6 +106,11 @@ fn riffle_functions() -> Vec<ScalarUDF> {
         ScalarUDF::from(StringFunction::new("left", StringOp::Left)),
         ScalarUDF::from(StringFunction::new("right", StringOp::Right)),
         ScalarUDF::from(StringFunction::new("substr", StringOp::Substr)),
+        ScalarUDF::from(extremes::Extreme::new(
+            "greatest",
+            std::cmp::Ordering::Greater,
+        )),
+        ScalarUDF::from(extremes::Extreme::new("least", std::cmp::Ordering::Less)),
     ];
     functions.extend(rules);
     functions
