@@ -1,6 +1,8 @@
-//! `riffle topic`: manage and use topics of the embedded store (`riffle_store`).
+//! `riffle topic`: manage and use topics of the embedded store (`riffle_store`), or of a real
+//! RocketMQ cluster with `--namesrv host:port` (the same operations through [`Topics`]).
 //!
-//! Exit codes: 0 — success; 2 — usage, data or I/O error (printed as `error: ...` on stderr).
+//! Exit codes: 0 — success; 2 — usage, data, network or I/O error (printed as `error: ...` on
+//! stderr).
 //! The data directory (default `./.riffle`) is opened exclusively: while one `riffle` process
 //! uses it (for example `consume --follow`), others fail with a "locked" error.
 
@@ -11,7 +13,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
 use riffle_store::admin::{self, ConsumeOptions, OutputFormat, ProduceOptions, StartFrom};
-use riffle_store::{CleanupPolicy, Store, StoreError, StoreOptions, TopicConfig};
+use riffle_store::{CleanupPolicy, Store, StoreError, StoreOptions, TopicConfig, Topics};
 
 /// Arguments of `riffle topic`.
 #[derive(Args)]
@@ -19,8 +21,7 @@ pub struct TopicArgs {
     /// Data directory of the embedded store.
     #[arg(long, global = true, default_value = ".riffle")]
     data_dir: PathBuf,
-    /// Use a real RocketMQ cluster through this name server instead of the embedded store
-    /// (not implemented yet).
+    /// Use a real RocketMQ cluster through this name server instead of the embedded store.
     #[arg(long, global = true, value_name = "HOST:PORT")]
     namesrv: Option<String>,
     #[command(subcommand)]
@@ -111,7 +112,7 @@ enum TopicCommand {
         /// Topic name.
         name: String,
     },
-    /// Compact a COMPACTION topic now.
+    /// Compact a COMPACTION topic now (embedded store; a cluster's brokers compact by themselves).
     Compact {
         /// Topic name.
         name: String,
@@ -132,11 +133,16 @@ enum ConsumeFormat {
 
 /// Runs `riffle topic` and returns its exit code.
 pub fn run(args: TopicArgs) -> ExitCode {
-    if let Some(addr) = &args.namesrv {
-        eprintln!("error: --namesrv {addr}: real RocketMQ cluster mode is not implemented yet");
-        return ExitCode::from(2);
-    }
-    match execute(args) {
+    let result = match args.namesrv.clone() {
+        Some(namesrv) => riffle_connectors::rocketmq::cluster::connect_namesrv(&namesrv)
+            .and_then(|cluster| execute(args.command, cluster.as_ref())),
+        None => Store::open(&args.data_dir, StoreOptions::default()).and_then(|store| {
+            let result = execute(args.command, &store);
+            let closed = store.close();
+            result.and(closed)
+        }),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
@@ -145,11 +151,10 @@ pub fn run(args: TopicArgs) -> ExitCode {
     }
 }
 
-fn execute(args: TopicArgs) -> Result<(), StoreError> {
-    let store = Store::open(&args.data_dir, StoreOptions::default())?;
+fn execute(command: TopicCommand, store: &dyn Topics) -> Result<(), StoreError> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    match args.command {
+    match command {
         TopicCommand::Create {
             name,
             queues,
@@ -170,10 +175,10 @@ fn execute(args: TopicArgs) -> Result<(), StoreError> {
             store.create_topic(&name, config)?;
             eprintln!("created topic {name} with {queues} queue(s)");
         }
-        TopicCommand::List => admin::list(&store, &mut out)?,
+        TopicCommand::List => admin::list(store, &mut out)?,
         TopicCommand::Describe { name, format } => {
             admin::describe(
-                &store,
+                store,
                 &name,
                 matches!(format, DescribeFormat::Json),
                 &mut out,
@@ -202,7 +207,7 @@ fn execute(args: TopicArgs) -> Result<(), StoreError> {
                 })?),
                 None => Box::new(io::stdin()),
             };
-            let summary = admin::produce(&store, &name, &options, input)?;
+            let summary = admin::produce(store, &name, &options, input)?;
             eprintln!("produced {} message(s) to {name}", summary.total());
         }
         TopicCommand::Consume {
@@ -227,13 +232,19 @@ fn execute(args: TopicArgs) -> Result<(), StoreError> {
                 },
                 ..ConsumeOptions::default()
             };
-            admin::consume(&store, &name, &options, &mut out)?;
+            admin::consume(store, &name, &options, &mut out)?;
         }
         TopicCommand::Delete { name } => {
             store.delete_topic(&name)?;
             eprintln!("deleted topic {name}");
         }
         TopicCommand::Compact { name } => {
+            let Some(store) = store.as_store() else {
+                return Err(StoreError::Invalid(format!(
+                    "unsupported feature: `riffle topic compact` on {}; RocketMQ brokers compact COMPACTION topics themselves",
+                    store.location()
+                )));
+            };
             let stats = store.compact(&name)?;
             eprintln!(
                 "compacted {name}: removed {} message(s), kept {}, {} -> {} bytes",
@@ -241,5 +252,5 @@ fn execute(args: TopicArgs) -> Result<(), StoreError> {
             );
         }
     }
-    store.close()
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! The operations behind `riffle topic`: value parsers, listing, describing, producing from
 //! line-oriented input and consuming to line-oriented output. The CLI only parses arguments
-//! and calls these, so they are tested here.
+//! and calls these, so they are tested here. They work on any [`Topics`]: the embedded store or
+//! a real RocketMQ cluster.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
@@ -11,7 +12,8 @@ use serde::Serialize;
 use crate::error::{IoContext, Result, StoreError};
 use crate::hash::queue_for_key;
 use crate::record::{Message, StoredMessage};
-use crate::store::{CleanupPolicy, Store, TopicInfo};
+use crate::store::{CleanupPolicy, TopicInfo};
+use crate::topics::Topics;
 
 /// Parses a duration into milliseconds: a number with an optional unit `ms`, `s`, `m`, `h`,
 /// `d` (no unit means milliseconds), e.g. `7d`, `90m`, `500`.
@@ -95,14 +97,14 @@ pub fn parse_start(text: &str) -> std::result::Result<StartFrom, String> {
 }
 
 /// Writes one line per topic: name, queue count, cleanup policy, message count.
-pub fn list(store: &Store, out: &mut dyn Write) -> Result<()> {
+pub fn list(store: &dyn Topics, out: &mut dyn Write) -> Result<()> {
     let mut rows = vec![[
         "TOPIC".to_string(),
         "QUEUES".to_string(),
         "POLICY".to_string(),
         "MESSAGES".to_string(),
     ]];
-    for name in store.topics() {
+    for name in store.topics()? {
         let info = store.describe(&name)?;
         let messages: u64 = info.queues.iter().map(|q| q.messages).sum();
         rows.push([
@@ -123,7 +125,7 @@ fn policy_name(policy: CleanupPolicy) -> &'static str {
 }
 
 /// Writes a topic's settings, queues and consumer groups, as text or as JSON.
-pub fn describe(store: &Store, topic: &str, json: bool, out: &mut dyn Write) -> Result<()> {
+pub fn describe(store: &dyn Topics, topic: &str, json: bool, out: &mut dyn Write) -> Result<()> {
     let info = store.describe(topic)?;
     if json {
         let text = serde_json::to_string_pretty(&info)
@@ -265,7 +267,7 @@ const PRODUCE_BATCH: usize = 512;
 /// messages before it are stored and the error names the line. Everything is flushed to disk
 /// before returning.
 pub fn produce(
-    store: &Store,
+    store: &dyn Topics,
     topic: &str,
     options: &ProduceOptions,
     input: impl Read,
@@ -342,7 +344,7 @@ pub fn produce(
 }
 
 fn append_pending(
-    store: &Store,
+    store: &dyn Topics,
     topic: &str,
     queue: u32,
     batch: &mut Vec<Message>,
@@ -358,7 +360,7 @@ fn append_pending(
 }
 
 fn flush_pending(
-    store: &Store,
+    store: &dyn Topics,
     topic: &str,
     pending: &mut BTreeMap<u32, Vec<Message>>,
     summary: &mut ProduceSummary,
@@ -473,7 +475,7 @@ const CONSUME_BATCH: usize = 256;
 /// next offset to consume. A closed output (broken pipe) ends consumption normally. Returns
 /// the number of messages written.
 pub fn consume(
-    store: &Store,
+    store: &dyn Topics,
     topic: &str,
     options: &ConsumeOptions,
     out: &mut dyn Write,
@@ -516,7 +518,7 @@ pub fn consume(
                 *next = new_next;
                 progressed = true;
                 if let Some(group) = &options.group {
-                    store.commit_offset(group, topic, *queue, *next)?;
+                    store.commit_offsets(group, topic, &[(*queue, *next)])?;
                 }
                 if batch.len() < want && !options.follow {
                     break;
@@ -537,7 +539,7 @@ pub fn consume(
     Ok(written)
 }
 
-fn start_offset(store: &Store, topic: &str, queue: u32, options: &ConsumeOptions) -> Result<u64> {
+fn start_offset(store: &dyn Topics, topic: &str, queue: u32, options: &ConsumeOptions) -> Result<u64> {
     let info = store.queue_info(topic, queue)?;
     let start = match (options.start, &options.group) {
         (Some(start), _) => start,

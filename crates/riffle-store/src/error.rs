@@ -52,6 +52,9 @@ pub enum StoreError {
         /// What is wrong.
         reason: String,
     },
+    /// A real RocketMQ cluster failed or refused a request (the message names the address).
+    #[error("{0}")]
+    Remote(String),
 }
 
 /// Result alias for store operations.

@@ -126,6 +126,7 @@ mod queue;
 mod record;
 mod segment;
 mod store;
+mod topics;
 
 pub use error::{Result, StoreError};
 pub use hash::{java_string_hash, queue_for_key};
@@ -136,3 +137,4 @@ pub use store::{
     validate_name, CleanupPolicy, FlushMode, GroupLag, QueueLag, QueueRecovery, Store,
     StoreOptions, TopicConfig, TopicInfo,
 };
+pub use topics::Topics;

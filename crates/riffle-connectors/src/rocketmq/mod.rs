@@ -1,13 +1,15 @@
-//! The `rocketmq` connector on Riffle's embedded topic store (`riffle_store`).
+//! The `rocketmq` connector, on Riffle's embedded topic store (`riffle_store`) or a real
+//! RocketMQ cluster.
 //!
 //! With no name server option the connector reads and writes topics of the embedded store in
 //! `riffle.store.dir` (default `./.riffle`). A name server (`rocketmq.client.endpoints`,
-//! `nameServerAddress`, `namesrvAddr`) selects a real cluster, which is not built yet: such a
-//! table fails when it is opened, naming the option — it never falls back to the embedded store.
+//! `nameServerAddress`, `namesrvAddr`) selects a real cluster ([`cluster`]). Source and sink
+//! are written once against [`Topics`], which both implement.
 //!
 //! Options of every generation are normalised by [`options::normalize`] from the connector's
 //! data in `dialects/connectors/rocketmq.toml`, which also lists the metadata keys.
 
+pub mod cluster;
 pub mod metadata;
 pub mod options;
 pub mod sink;
@@ -17,7 +19,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use riffle_store::{Store, StoreOptions};
+use riffle_store::{Store, StoreOptions, Topics};
+
+use self::options::RocketMqOptions;
 
 use crate::{ConnectorError, Result};
 
@@ -51,6 +55,15 @@ pub fn shared_store(dir: &Path) -> Result<Arc<Store>> {
     })?);
     stores.insert(key, Arc::downgrade(&store));
     Ok(store)
+}
+
+/// The topics a table's options point at: the cluster behind its name server, else the
+/// embedded store in its data directory.
+pub fn open_topics(opts: &RocketMqOptions) -> Result<Arc<dyn Topics>> {
+    match &opts.cluster {
+        Some(address) => Ok(cluster::connect(address).map_err(|e| store_error(&opts.table, e))?),
+        None => Ok(shared_store(&opts.store_dir)?),
+    }
 }
 
 /// A store error with the table it happened for.

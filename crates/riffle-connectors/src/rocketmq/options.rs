@@ -26,8 +26,10 @@ pub const DEFAULT_STORE_DIR: &str = ".riffle";
 /// `defaultTopicQueueNums`).
 pub const DEFAULT_QUEUES: u32 = 4;
 
-/// Canonical meanings that only tune a real client (threads, timeouts, batching, tracing,
-/// credentials); the embedded store has nothing to tune, so they are accepted and have no effect.
+/// Canonical meanings that only tune a client (threads, timeouts, batching, tracing, automatic
+/// offset commits); the embedded store has nothing to tune and Riffle's cluster client keeps
+/// its defaults and commits offsets itself, so they are accepted and have no effect.
+/// (For a cluster, `Meanings::cluster` takes the credentials first and refuses TLS.)
 const CLIENT_TUNING: &[&str] = &[
     "access-channel",
     "access-key",
@@ -132,6 +134,31 @@ impl TagFilter {
     }
 }
 
+/// How to reach a real RocketMQ cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClusterAddress {
+    /// Name server address(es), `host:port[;host:port...]`.
+    pub namesrv: String,
+    /// ACL credentials, when the cluster checks them.
+    pub credentials: Option<Credentials>,
+}
+
+/// ACL credentials of a RocketMQ client (`accessKey` / `secretKey`).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Credentials {
+    /// The access key.
+    pub access_key: String,
+    /// The secret key.
+    pub secret_key: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the secret.
+        write!(f, "Credentials {{ access_key: {:?} }}", self.access_key)
+    }
+}
+
 /// The options of a rocketmq table, by meaning.
 #[derive(Debug, Clone)]
 pub struct RocketMqOptions {
@@ -139,6 +166,8 @@ pub struct RocketMqOptions {
     pub table: String,
     /// The topic.
     pub topic: String,
+    /// A real cluster; `None` means the embedded store.
+    pub cluster: Option<ClusterAddress>,
     /// Data directory of the embedded store.
     pub store_dir: PathBuf,
     /// Queues of a topic the sink creates.
@@ -219,7 +248,7 @@ pub fn normalize(
         );
     }
     let mut reader = Meanings { table, meanings };
-    reader.reject_cluster_mode()?;
+    let cluster = reader.cluster()?;
     let topic = reader
         .take("topic")
         .ok_or_else(|| {
@@ -290,6 +319,7 @@ pub fn normalize(
     Ok(RocketMqOptions {
         table: table.to_string(),
         topic,
+        cluster,
         store_dir,
         store_queues,
         body,
@@ -360,21 +390,45 @@ impl Meanings<'_> {
         }
     }
 
-    /// A name server means a real cluster, which is not built yet: never fall back silently.
-    fn reject_cluster_mode(&mut self) -> Result<()> {
-        if let Some(g) = self.take("endpoints") {
-            return Err(ConnectorError::new(format!(
-                "unsupported feature: real RocketMQ cluster mode is not built yet: table '{}' sets '{}' = '{}'. Remove the option to run on Riffle's embedded topic store (data dir 'riffle.store.dir', default ./{DEFAULT_STORE_DIR})",
-                self.table, g.key, g.value
-            )));
-        }
+    /// The name server address of a real cluster, if one is given, with its ACL credentials;
+    /// options a cluster would need but Riffle does not pass to it yet fail here rather than
+    /// be ignored.
+    fn cluster(&mut self) -> Result<Option<ClusterAddress>> {
         if let Some(g) = self.take("namespace") {
             return Err(ConnectorError::new(format!(
                 "unsupported feature: '{}' (RocketMQ namespaces) of table '{}'",
                 g.key, self.table
             )));
         }
-        Ok(())
+        let Some(endpoints) = self.take("endpoints") else {
+            return Ok(None);
+        };
+        if endpoints.value.trim().is_empty() {
+            return Err(self.invalid(&endpoints, "a name server address 'host:port'"));
+        }
+        let credentials = match (self.take("access-key"), self.take("secret-key")) {
+            (None, None) => None,
+            (Some(access), Some(secret)) => Some(Credentials {
+                access_key: access.value,
+                secret_key: secret.value,
+            }),
+            (Some(g), None) | (None, Some(g)) => {
+                return Err(ConnectorError::new(format!(
+                    "table '{}' sets '{}' but not its pair: ACL credentials need both an access key and a secret key",
+                    self.table, g.key
+                )))
+            }
+        };
+        if self.bool("tls", false)? {
+            return Err(ConnectorError::new(format!(
+                "unsupported feature: TLS connections to a RocketMQ cluster (table '{}')",
+                self.table
+            )));
+        }
+        Ok(Some(ClusterAddress {
+            namesrv: endpoints.value.trim().to_string(),
+            credentials,
+        }))
     }
 
     /// The body format: `format`/`value.format`, else rsqlDB's `isJsonData` (JSON by default),
@@ -690,18 +744,39 @@ mod tests {
     }
 
     #[test]
-    fn a_name_server_is_never_ignored() {
+    fn every_generation_names_the_cluster_the_same_way() {
         for key in [
             "nameServerAddress",
             "rocketmq.client.endpoints",
             "namesrvAddr",
         ] {
-            let err = read(&[("topic", "t"), (key, "127.0.0.1:9876")], Role::Source).unwrap_err();
-            assert!(err
-                .message
-                .contains("real RocketMQ cluster mode is not built yet"));
-            assert!(err.message.contains(key), "{}", err.message);
+            let o = read(&[("topic", "t"), (key, " 127.0.0.1:9876 ")], Role::Source).unwrap();
+            let cluster = o.cluster.unwrap();
+            assert_eq!(cluster.namesrv, "127.0.0.1:9876");
+            assert_eq!(cluster.credentials, None);
+            let err = read(
+                &[("topic", "t"), (key, "127.0.0.1:9876"), ("accessKey", "k")],
+                Role::Source,
+            )
+            .unwrap_err();
+            assert!(err.message.contains("ACL credentials"), "{}", err.message);
         }
+        let o = read(
+            &[
+                ("topic", "t"),
+                ("nameServerAddress", "h:1"),
+                ("accessKey", "k"),
+                ("secretKey", "hidden-secret"),
+            ],
+            Role::Sink,
+        )
+        .unwrap();
+        let credentials = o.cluster.unwrap().credentials.unwrap();
+        assert_eq!(credentials.access_key, "k");
+        assert_eq!(credentials.secret_key, "hidden-secret");
+        assert!(!format!("{credentials:?}").contains("hidden-secret"));
+        let o = read(&[("topic", "t")], Role::Source).unwrap();
+        assert_eq!(o.cluster, None);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The rocketmq sink on the embedded store.
+//! The rocketmq sink, on the embedded store or a cluster (any [`Topics`]).
 //!
 //! Every row becomes one message. Its body holds the row in the table's format (`json`, `csv`,
 //! `raw`, or rocketmq-flink's delimited text) without the key columns (unless
@@ -20,10 +20,10 @@ use std::sync::Arc;
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::DataType;
 use riffle_plan::{ConnectorSpec, Field};
-use riffle_store::{queue_for_key, CleanupPolicy, Message, Store, StoreError, TopicConfig};
+use riffle_store::{queue_for_key, CleanupPolicy, Message, StoreError, TopicConfig, Topics};
 
 use super::options::{normalize, BodyFormat, RocketMqOptions, Role};
-use super::{shared_store, store_error};
+use super::{open_topics, store_error};
 use crate::options::Options;
 use crate::rows::{is_writable_text_type, RowEncoder};
 use crate::snapshot::{StateReader, StateWriter};
@@ -87,8 +87,8 @@ pub fn open_sink(
         .filter(|i| opts.tag_column_in_body || tag_column != Some(*i))
         .collect();
     let body = body_encoder(&opts, fields, &body_columns)?;
-    let store = shared_store(&opts.store_dir)?;
-    let queues = ensure_topic(&store, &opts, upsert)?;
+    let store = open_topics(&opts)?;
+    let queues = ensure_topic(store.as_ref(), &opts, upsert)?;
     Ok(Box::new(RocketMqSink {
         store,
         table: opts.table.clone(),
@@ -153,7 +153,7 @@ fn body_encoder(
 }
 
 /// Creates the topic if it is missing (several sink subtasks may race); returns its queues.
-fn ensure_topic(store: &Store, opts: &RocketMqOptions, upsert: bool) -> Result<u32> {
+fn ensure_topic(store: &dyn Topics, opts: &RocketMqOptions, upsert: bool) -> Result<u32> {
     match store.topic_config(&opts.topic) {
         Ok(config) => return Ok(config.queues),
         Err(StoreError::TopicNotFound(_)) => {}
@@ -178,7 +178,7 @@ fn ensure_topic(store: &Store, opts: &RocketMqOptions, upsert: bool) -> Result<u
 }
 
 struct RocketMqSink {
-    store: Arc<Store>,
+    store: Arc<dyn Topics>,
     table: String,
     topic: String,
     queues: u32,

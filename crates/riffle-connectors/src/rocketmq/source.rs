@@ -1,4 +1,4 @@
-//! The rocketmq source on the embedded store.
+//! The rocketmq source, on the embedded store or a cluster (any [`Topics`]).
 //!
 //! Each queue of the topic is one split; subtask `i` of `n` reads the queues `q` with
 //! `q % n == i`. A queue starts at the group's committed offset when there is one (RocketMQ's
@@ -17,11 +17,11 @@ use arrow::array::{ArrayRef, BinaryBuilder, StringBuilder};
 use arrow::datatypes::{DataType, Schema, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use riffle_plan::ConnectorSpec;
-use riffle_store::{Store, StoredMessage};
+use riffle_store::{StoredMessage, Topics};
 
 use super::metadata::{check_keys, MetadataBuilder};
 use super::options::{normalize, BodyFormat, RocketMqOptions, Role, StartupMode};
-use super::{shared_store, store_error};
+use super::{open_topics, store_error};
 use crate::options::Options;
 use crate::rows::RowDecoder;
 use crate::snapshot::{StateReader, StateWriter};
@@ -59,21 +59,26 @@ pub fn open_source(
     }
     let physical = Arc::new(Schema::new(physical_fields));
     let body = Body::new(&opts, physical)?;
-    let store = shared_store(&opts.store_dir)?;
+    let store = open_topics(&opts)?;
     let queues = store
         .topic_config(&opts.topic)
         .map_err(|e| {
+            let namesrv = opts
+                .cluster
+                .as_ref()
+                .map(|c| format!(" --namesrv {}", c.namesrv))
+                .unwrap_or_default();
             ConnectorError::new(format!(
-                "rocketmq table '{}': {e} in the embedded store {} (create it with `riffle topic create {} --queues N`)",
+                "rocketmq table '{}': {e} in {} (create it with `riffle topic create {} --queues N{namesrv}`)",
                 opts.table,
-                opts.store_dir.display(),
+                store.location(),
                 opts.topic
             ))
         })?
         .queues;
     let mut cursors = Vec::new();
     for queue in (0..queues).filter(|q| *q as usize % subtask.parallelism.max(1) == subtask.index) {
-        cursors.push(start_cursor(&store, &opts, queue)?);
+        cursors.push(start_cursor(store.as_ref(), &opts, queue)?);
     }
     Ok(Box::new(RocketMqSource {
         store,
@@ -101,7 +106,7 @@ struct Cursor {
     done: bool,
 }
 
-fn start_cursor(store: &Store, opts: &RocketMqOptions, queue: u32) -> Result<Cursor> {
+fn start_cursor(store: &dyn Topics, opts: &RocketMqOptions, queue: u32) -> Result<Cursor> {
     let err = |e| store_error(&opts.table, e);
     let info = store.queue_info(&opts.topic, queue).map_err(err)?;
     let committed = match &opts.group {
@@ -221,7 +226,7 @@ impl Body {
 }
 
 struct RocketMqSource {
-    store: Arc<Store>,
+    store: Arc<dyn Topics>,
     opts: RocketMqOptions,
     schema: SchemaRef,
     slots: Vec<Slot>,
