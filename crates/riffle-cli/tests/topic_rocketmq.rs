@@ -134,7 +134,9 @@ fn window_job_reads_and_writes_topics_like_flink() {
 
 #[test]
 fn window_job_reads_and_writes_topics_of_a_real_broker_like_flink() {
-    if let Some(namesrv) = test_cluster("window_job_reads_and_writes_topics_of_a_real_broker_like_flink") {
+    if let Some(namesrv) =
+        test_cluster("window_job_reads_and_writes_topics_of_a_real_broker_like_flink")
+    {
         window_job(Some(&namesrv));
     }
 }
@@ -160,7 +162,11 @@ fn window_job(namesrv: Option<&str>) {
             )
         })
         .collect();
-    let work = WorkDir::new(if namesrv.is_some() { "window_job_cluster" } else { "window_job" });
+    let work = WorkDir::new(if namesrv.is_some() {
+        "window_job_cluster"
+    } else {
+        "window_job"
+    });
     let dir = work.0.as_path();
     let (bids, totals) = match namesrv {
         Some(_) => (unique("bids"), unique("totals")),
@@ -169,12 +175,21 @@ fn window_job(namesrv: Option<&str>) {
     let cluster_option = namesrv
         .map(|addr| format!("  'rocketmq.client.endpoints' = '{addr}',\n"))
         .unwrap_or_default();
-    ok(dir, &topic_args(&["topic", "create", &bids, "--queues", "1"], namesrv), None);
-    ok(dir, &topic_args(&["topic", "produce", &bids], namesrv), Some(&messages));
+    ok(
+        dir,
+        &topic_args(&["topic", "create", &bids, "--queues", "1"], namesrv),
+        None,
+    );
+    ok(
+        dir,
+        &topic_args(&["topic", "produce", &bids], namesrv),
+        Some(&messages),
+    );
     if namesrv.is_some() {
         wait_for_messages(dir, &bids, namesrv, input.len());
     }
-    let job = format!("
+    let job = format!(
+        "
 CREATE TABLE bids (
   ts TIMESTAMP(3),
   price DECIMAL(10, 2),
@@ -203,7 +218,8 @@ INSERT INTO totals
 SELECT window_start, window_end, SUM(price) AS total, COUNT(*) AS cnt
 FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '10' MINUTES))
 GROUP BY window_start, window_end;
-");
+"
+    );
     std::fs::write(dir.join("job.sql"), job).expect("write job");
     ok(dir, &["run", "job.sql"], None);
 
@@ -213,7 +229,10 @@ GROUP BY window_start, window_end;
     }
     let consumed = ok(
         dir,
-        &topic_args(&["topic", "consume", &totals, "--from", "earliest"], namesrv),
+        &topic_args(
+            &["topic", "consume", &totals, "--from", "earliest"],
+            namesrv,
+        ),
         None,
     );
     assert_eq!(
@@ -224,7 +243,11 @@ GROUP BY window_start, window_end;
         ]
     );
     // The source committed its group's offsets: all 7 input messages are consumed.
-    let described = ok(dir, &topic_args(&["topic", "describe", &bids], namesrv), None);
+    let described = ok(
+        dir,
+        &topic_args(&["topic", "describe", &bids], namesrv),
+        None,
+    );
     assert!(described.contains("totals_job"), "{described}");
 
     // Read the sink topic back with the rocketmq source and compare with Flink's rows.
@@ -232,7 +255,8 @@ GROUP BY window_start, window_end;
     let legacy_cluster_option = namesrv
         .map(|addr| format!("  'nameServerAddress' = '{addr}',\n"))
         .unwrap_or_default();
-    let check = format!("
+    let check = format!(
+        "
 CREATE TABLE totals (
   window_start TIMESTAMP(3),
   window_end TIMESTAMP(3),
@@ -249,7 +273,8 @@ CREATE TABLE totals (
   'format' = 'json'
 );
 SELECT window_start, window_end, total, cnt FROM totals WHERE tag = 'ten-minutes';
-");
+"
+    );
     std::fs::write(dir.join("check.sql"), check).expect("write check job");
     let printed = ok(dir, &["run", "check.sql"], None);
     assert_eq!(
@@ -263,7 +288,11 @@ SELECT window_start, window_end, total, cnt FROM totals WHERE tag = 'ten-minutes
 fn wait_for_messages(dir: &Path, topic: &str, namesrv: Option<&str>, count: usize) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
-        let out = riffle(dir, &topic_args(&["topic", "consume", topic, "--from", "earliest"], namesrv), None);
+        let out = riffle(
+            dir,
+            &topic_args(&["topic", "consume", topic, "--from", "earliest"], namesrv),
+            None,
+        );
         let seen = String::from_utf8_lossy(&out.stdout).lines().count();
         if seen >= count {
             return;
@@ -347,21 +376,45 @@ fn topic_commands_work_against_a_real_broker() {
     let work = WorkDir::new("cluster_interface");
     let dir = work.0.as_path();
     let topic = unique("events");
-    ok(dir, &topic_args(&["topic", "create", &topic, "--queues", "3"], namesrv), None);
+    ok(
+        dir,
+        &topic_args(&["topic", "create", &topic, "--queues", "3"], namesrv),
+        None,
+    );
     let listed = ok(dir, &topic_args(&["topic", "list"], namesrv), None);
     assert!(listed.contains(&topic), "{listed}");
-    let again = riffle(dir, &topic_args(&["topic", "create", &topic], namesrv), None);
+    let again = riffle(
+        dir,
+        &topic_args(&["topic", "create", &topic], namesrv),
+        None,
+    );
     assert_eq!(again.status.code(), Some(2));
     let lines = "{\"id\":1,\"k\":\"a\"}\n{\"id\":2,\"k\":\"b\"}\n{\"id\":3,\"k\":\"a\"}\n";
     ok(
         dir,
-        &topic_args(&["topic", "produce", &topic, "--key-field", "k", "--tag", "t1"], namesrv),
+        &topic_args(
+            &[
+                "topic",
+                "produce",
+                &topic,
+                "--key-field",
+                "k",
+                "--tag",
+                "t1",
+            ],
+            namesrv,
+        ),
         Some(lines),
     );
     wait_for_messages(dir, &topic, namesrv, 3);
     let envelopes = ok(
         dir,
-        &topic_args(&["topic", "consume", &topic, "--from", "earliest", "--format", "json"], namesrv),
+        &topic_args(
+            &[
+                "topic", "consume", &topic, "--from", "earliest", "--format", "json",
+            ],
+            namesrv,
+        ),
         None,
     );
     let mut seen = Vec::new();
@@ -376,24 +429,46 @@ fn topic_commands_work_against_a_real_broker() {
     seen.sort();
     assert_eq!(seen, vec![1, 2, 3]);
     // Same key, same queue: both "a" messages share one.
-    let latest = ok(dir, &topic_args(&["topic", "consume", &topic, "--from", "latest"], namesrv), None);
+    let latest = ok(
+        dir,
+        &topic_args(&["topic", "consume", &topic, "--from", "latest"], namesrv),
+        None,
+    );
     assert_eq!(latest, "");
     // A group commits what it printed; a second run of it prints nothing new.
     let first = ok(
         dir,
-        &topic_args(&["topic", "consume", &topic, "--group", "riffle_test_group"], namesrv),
+        &topic_args(
+            &["topic", "consume", &topic, "--group", "riffle_test_group"],
+            namesrv,
+        ),
         None,
     );
     assert_eq!(first.lines().count(), 3, "{first}");
     let second = ok(
         dir,
-        &topic_args(&["topic", "consume", &topic, "--group", "riffle_test_group"], namesrv),
+        &topic_args(
+            &["topic", "consume", &topic, "--group", "riffle_test_group"],
+            namesrv,
+        ),
         None,
     );
     assert_eq!(second, "");
-    let described = ok(dir, &topic_args(&["topic", "describe", &topic], namesrv), None);
+    let described = ok(
+        dir,
+        &topic_args(&["topic", "describe", &topic], namesrv),
+        None,
+    );
     assert!(described.contains("queues: 3"), "{described}");
-    ok(dir, &topic_args(&["topic", "delete", &topic], namesrv), None);
-    let missing = riffle(dir, &topic_args(&["topic", "describe", &topic], namesrv), None);
+    ok(
+        dir,
+        &topic_args(&["topic", "delete", &topic], namesrv),
+        None,
+    );
+    let missing = riffle(
+        dir,
+        &topic_args(&["topic", "describe", &topic], namesrv),
+        None,
+    );
     assert_eq!(missing.status.code(), Some(2));
 }

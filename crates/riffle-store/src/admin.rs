@@ -539,7 +539,12 @@ pub fn consume(
     Ok(written)
 }
 
-fn start_offset(store: &dyn Topics, topic: &str, queue: u32, options: &ConsumeOptions) -> Result<u64> {
+fn start_offset(
+    store: &dyn Topics,
+    topic: &str,
+    queue: u32,
+    options: &ConsumeOptions,
+) -> Result<u64> {
     let info = store.queue_info(topic, queue)?;
     let start = match (options.start, &options.group) {
         (Some(start), _) => start,

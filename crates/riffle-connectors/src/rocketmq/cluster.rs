@@ -20,6 +20,11 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
+use super::options::ClusterAddress;
+use riffle_store::{
+    CleanupPolicy, GroupLag, Message, QueueInfo, QueueLag, Result, StoreError, StoredMessage,
+    TopicConfig, TopicInfo, Topics,
+};
 use rocketmq_client_rust::{
     AclClientRPCHook, ClientRuntime, ClientRuntimeConfig, DefaultMQAdminExt, DefaultMQProducer,
     DefaultMQPullConsumer, OffsetAdmin, PullStatus, RouteAdmin, SessionCredentials,
@@ -30,11 +35,6 @@ use rocketmq_model::common::message::message_ext::MessageExt;
 use rocketmq_model::common::message::message_queue::MessageQueue;
 use rocketmq_model::common::message::message_single::Message as ClusterMessage;
 use rocketmq_runtime::{RuntimeConfig, RuntimeOwner};
-use super::options::ClusterAddress;
-use riffle_store::{
-    CleanupPolicy, GroupLag, Message, QueueInfo, QueueLag, Result, StoreError, StoredMessage,
-    TopicConfig, TopicInfo, Topics,
-};
 
 /// How long one request to the name server or a broker may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -155,15 +155,12 @@ impl Route {
                 queue,
                 queues: self.queues.len() as u32,
             })?;
-        let addr = self
-            .brokers
-            .get(mq.broker_name().as_str())
-            .ok_or_else(|| {
-                StoreError::Remote(format!(
-                    "no master broker of '{}' serves topic '{topic}'",
-                    mq.broker_name()
-                ))
-            })?;
+        let addr = self.brokers.get(mq.broker_name().as_str()).ok_or_else(|| {
+            StoreError::Remote(format!(
+                "no master broker of '{}' serves topic '{topic}'",
+                mq.broker_name()
+            ))
+        })?;
         Ok((mq, addr))
     }
 }
@@ -192,14 +189,12 @@ impl Cluster {
             ),
         };
         admin.set_namesrv_addr(namesrv);
-        let admin = block_on(|| async move {
-            admin.start().await.map(|()| admin)
-        })?
-        .map_err(|e| {
-            StoreError::Remote(format!(
-                "cannot start a RocketMQ admin client for name server {namesrv}: {e}"
-            ))
-        })?;
+        let admin =
+            block_on(|| async move { admin.start().await.map(|()| admin) })?.map_err(|e| {
+                StoreError::Remote(format!(
+                    "cannot start a RocketMQ admin client for name server {namesrv}: {e}"
+                ))
+            })?;
         let cluster = Cluster {
             namesrv: namesrv.to_string(),
             acl,
@@ -227,15 +222,18 @@ impl Cluster {
     }
 
     /// Runs one client request with a deadline; errors name the cluster and the action.
-    fn call<'a, T, E, F>(&'a self, action: &str, request: impl FnOnce(&'a Self) -> F + Send) -> Result<T>
+    fn call<'a, T, E, F>(
+        &'a self,
+        action: &str,
+        request: impl FnOnce(&'a Self) -> F + Send,
+    ) -> Result<T>
     where
         T: Send,
         E: std::fmt::Display + Send,
         F: Future<Output = std::result::Result<T, E>> + 'a,
     {
-        let outcome = block_on(|| async move {
-            tokio::time::timeout(REQUEST_TIMEOUT, request(self)).await
-        })?;
+        let outcome =
+            block_on(|| async move { tokio::time::timeout(REQUEST_TIMEOUT, request(self)).await })?;
         match outcome {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(self.error(action, e)),
@@ -258,7 +256,9 @@ impl Cluster {
         if let Some(route) = self.cached_route(topic)? {
             return Ok(route);
         }
-        let route = self.fetch_route(topic)?.ok_or_else(|| StoreError::TopicNotFound(topic.to_string()))?;
+        let route = self
+            .fetch_route(topic)?
+            .ok_or_else(|| StoreError::TopicNotFound(topic.to_string()))?;
         let route = Arc::new(route);
         self.routes
             .lock()
@@ -307,8 +307,9 @@ impl Cluster {
         let queues = queue_datas
             .iter()
             .flat_map(|q| {
-                (0..q.read_queue_nums().min(q.write_queue_nums()))
-                    .map(move |id| MessageQueue::from_parts(topic, q.broker_name().clone(), id as i32))
+                (0..q.read_queue_nums().min(q.write_queue_nums())).map(move |id| {
+                    MessageQueue::from_parts(topic, q.broker_name().clone(), id as i32)
+                })
             })
             .collect::<Vec<_>>();
         if queues.is_empty() {
@@ -371,7 +372,10 @@ impl Cluster {
                     let message = messages.into_iter().next().unwrap_or_default();
                     p.send_to_queue(message, mq.clone()).await.map(|_| ())
                 }
-                Some(p) => p.send_batch_to_queue(messages, mq.clone()).await.map(|_| ()),
+                Some(p) => p
+                    .send_batch_to_queue(messages, mq.clone())
+                    .await
+                    .map(|_| ()),
                 None => Ok(()),
             }
         })
@@ -467,7 +471,9 @@ impl Topics for Cluster {
     fn create_topic(&self, name: &str, config: TopicConfig) -> Result<()> {
         riffle_store::validate_name("topic", name)?;
         if config.queues == 0 {
-            return Err(StoreError::Invalid("a topic needs at least one queue".into()));
+            return Err(StoreError::Invalid(
+                "a topic needs at least one queue".into(),
+            ));
         }
         if config.retention_ms.is_some() || config.retention_bytes.is_some() {
             return Err(StoreError::Invalid(format!(
@@ -489,7 +495,8 @@ impl Topics for Cluster {
         if masters.is_empty() {
             return Err(self.error("creating a topic", "the cluster has no master broker"));
         }
-        let mut topic = ClusterTopicConfig::with_perm(name, config.queues, config.queues, PERM_READ_WRITE);
+        let mut topic =
+            ClusterTopicConfig::with_perm(name, config.queues, config.queues, PERM_READ_WRITE);
         if config.cleanup_policy == CleanupPolicy::Compaction {
             topic
                 .attributes
@@ -498,7 +505,8 @@ impl Topics for Cluster {
         for addr in masters {
             let topic = topic.clone();
             self.call(&format!("creating topic '{name}' on broker {addr}"), |c| {
-                c.admin.create_and_update_topic_config(addr.as_str().into(), topic)
+                c.admin
+                    .create_and_update_topic_config(addr.as_str().into(), topic)
             })?;
         }
         self.wait_for_route(name)
