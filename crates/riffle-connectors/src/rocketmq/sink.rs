@@ -353,7 +353,7 @@ pub const TRANSACTION_PROPERTY: &str = "RIFFLE_TXN";
 
 /// Publishes staged messages of one sink subtask (see [`SinkWriter::prepare_commit`]).
 struct TopicCommitter {
-    store: Arc<Store>,
+    store: Arc<dyn Topics>,
     table: String,
     topic: String,
 }
