@@ -204,15 +204,11 @@ impl Cluster {
             routes: Mutex::new(HashMap::new()),
         };
         // Fail now, naming the address, rather than at the first read.
-        cluster
-            .call("reaching the name server", |c| {
-                c.admin.examine_broker_cluster_info()
-            })
-            .map_err(|e| {
-                StoreError::Remote(format!(
-                    "RocketMQ name server {namesrv} is unreachable or has no broker: {e}"
-                ))
-            })?;
+        if let Err(e) = cluster.request(|c| c.admin.examine_broker_cluster_info())? {
+            return Err(StoreError::Remote(format!(
+                "RocketMQ name server {namesrv} is unreachable or has no broker: {e}"
+            )));
+        }
         Ok(cluster)
     }
 
@@ -232,16 +228,27 @@ impl Cluster {
         E: std::fmt::Display + Send,
         F: Future<Output = std::result::Result<T, E>> + 'a,
     {
+        self.request(request)?
+            .map_err(|failure| self.error(action, failure))
+    }
+
+    /// Runs one client request with a deadline; `Ok(Err(..))` says why the cluster failed it.
+    fn request<'a, T, E, F>(
+        &'a self,
+        request: impl FnOnce(&'a Self) -> F + Send,
+    ) -> Result<std::result::Result<T, String>>
+    where
+        T: Send,
+        E: std::fmt::Display + Send,
+        F: Future<Output = std::result::Result<T, E>> + 'a,
+    {
         let outcome =
             block_on(|| async move { tokio::time::timeout(REQUEST_TIMEOUT, request(self)).await })?;
-        match outcome {
+        Ok(match outcome {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(self.error(action, e)),
-            Err(_) => Err(self.error(
-                action,
-                format!("no answer within {} s", REQUEST_TIMEOUT.as_secs()),
-            )),
-        }
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("no answer within {} s", REQUEST_TIMEOUT.as_secs())),
+        })
     }
 
     fn error(&self, action: &str, e: impl std::fmt::Display) -> StoreError {
