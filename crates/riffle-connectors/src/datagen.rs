@@ -18,6 +18,7 @@ use arrow::record_batch::RecordBatch;
 use riffle_plan::ConnectorSpec;
 
 use crate::options::Options;
+use crate::snapshot::{StateReader, StateWriter};
 use crate::{ConnectorError, Result, SourceReader, SubtaskInfo, BATCH_SIZE};
 
 /// Opens a datagen source subtask.
@@ -412,5 +413,58 @@ impl SourceReader for Datagen {
             columns,
             &options,
         )?))
+    }
+
+    fn enable_checkpointing(&mut self) -> bool {
+        true
+    }
+
+    /// The position: rows left, the random generator's state and each sequence's next value.
+    fn snapshot_position(&mut self, _checkpoint: u64) -> Result<Vec<u8>> {
+        let mut w = StateWriter::new();
+        w.bool(self.remaining.is_some());
+        w.i64(self.remaining.unwrap_or(0));
+        w.u64(self.rng.0);
+        w.length(self.fields.len());
+        for f in &self.fields {
+            match f.generator {
+                Generator::Sequence { next, .. } => {
+                    w.bool(true);
+                    w.i64(next);
+                }
+                Generator::Random { .. } => w.bool(false),
+            }
+        }
+        Ok(w.finish())
+    }
+
+    fn restore_position(&mut self, position: &[u8]) -> Result<()> {
+        let mut r = StateReader::new(position, "a datagen table");
+        let bounded = r.bool()?;
+        let remaining = r.i64()?;
+        self.remaining = bounded.then_some(remaining);
+        self.rng.0 = r.u64()?;
+        if r.length()? != self.fields.len() {
+            return Err(ConnectorError::new(
+                "the datagen table's columns changed since the checkpoint",
+            ));
+        }
+        for f in &mut self.fields {
+            let sequence = r.bool()?;
+            let value = if sequence { Some(r.i64()?) } else { None };
+            match (&mut f.generator, value) {
+                (Generator::Sequence { next, .. }, Some(v)) => *next = v,
+                (Generator::Random { .. }, None) => {}
+                _ => {
+                    return Err(ConnectorError::new(
+                        "the datagen table's generators changed since the checkpoint",
+                    ))
+                }
+            }
+        }
+        // Throttling restarts from the restored position.
+        self.started = Instant::now();
+        self.emitted = 0;
+        r.finish()
     }
 }

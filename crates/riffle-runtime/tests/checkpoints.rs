@@ -169,3 +169,37 @@ GROUP BY window_start, window_end;",
         "{err}"
     );
 }
+
+#[test]
+fn datagen_resumes_its_sequences_and_random_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let checkpoints = data.join("checkpoints");
+    let job = |out: &str, checkpointed: bool| {
+        let set = if checkpointed {
+            format!(
+                "SET 'execution.checkpointing.interval' = '20 ms';\nSET 'execution.checkpointing.dir' = '{}';\n",
+                checkpoints.display()
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "{set}SET 'parallelism.default' = '2';
+CREATE TABLE g (id BIGINT, v INT) WITH ('connector' = 'datagen', 'rows-per-second' = '20000',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '20000',
+  'fields.v.min' = '0', 'fields.v.max' = '999');
+CREATE TABLE out (id BIGINT, v INT)
+  WITH ('connector' = 'filesystem', 'path' = '{}/{out}', 'format' = 'csv');
+INSERT INTO out SELECT id, v FROM g;",
+            data.display()
+        )
+    };
+    run(&job("plain", false), "plain", None).unwrap();
+    let expected = sink_lines(&data.join("plain"));
+    assert_eq!(expected.len(), 20_000);
+    let sql = job("resumed", true);
+    run(&sql, "datagen", Some(&checkpoints.join("datagen"))).unwrap();
+    run(&sql, "datagen", None).unwrap();
+    assert_eq!(sink_lines(&data.join("resumed")), expected);
+}
