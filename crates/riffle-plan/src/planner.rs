@@ -281,9 +281,11 @@ impl Planner {
                 });
             }
             StatementKind::CreateFunction(function) => {
+                // At the function's name, where `check` reports its language.
+                let at = function.name_span;
                 let spec = crate::udf::spec(function, &self.config).map_err(|e| match e {
-                    crate::udf::SpecError::Unsupported(what) => unsupported(what, span),
-                    crate::udf::SpecError::Invalid(message) => plan_error(message, span),
+                    crate::udf::SpecError::Unsupported(what) => unsupported(what, at),
+                    crate::udf::SpecError::Invalid(message) => plan_error(message, at),
                 })?;
                 self.functions.retain(|f| f.name != spec.name);
                 self.functions.push(spec);
