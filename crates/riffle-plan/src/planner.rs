@@ -1187,11 +1187,6 @@ impl FlinkRelations {
             "HOP" => {
                 let slide = required(interval(2)?, "slide")?;
                 let size = required(interval(3)?, "size")?;
-                if size % slide != 0 {
-                    return datafusion::common::not_impl_err!(
-                        "unsupported feature: HOP window whose size is not an integral multiple of its slide"
-                    );
-                }
                 WindowSpec::Hop {
                     slide,
                     size,
@@ -2298,6 +2293,14 @@ impl GraphBuilder<'_> {
                 ))
             }
             Some(w) => {
+                if let WindowSpec::Hop { slide, size, .. } = w.tvf.spec {
+                    if size % slide != 0 {
+                        return Err(plan_error(
+                            format!("HOP table function based aggregate requires size must be an integral multiple of slide, but got size {size} ms and slide {slide} ms"),
+                            span,
+                        ));
+                    }
+                }
                 let window_end = w.end;
                 if changelog != ChangelogMode::InsertOnly {
                     return Err(unsupported(
