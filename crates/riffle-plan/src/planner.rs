@@ -1187,6 +1187,12 @@ impl FlinkRelations {
             "HOP" => {
                 let slide = required(interval(2)?, "slide")?;
                 let size = required(interval(3)?, "size")?;
+                // Flink rejects this for aggregations; `riffle check` rejects every such HOP.
+                if size % slide != 0 {
+                    return datafusion::common::plan_err!(
+                        "HOP table function based aggregate requires size must be an integral multiple of slide, but got size {size} ms and slide {slide} ms"
+                    );
+                }
                 WindowSpec::Hop {
                     slide,
                     size,
@@ -2293,14 +2299,6 @@ impl GraphBuilder<'_> {
                 ))
             }
             Some(w) => {
-                if let WindowSpec::Hop { slide, size, .. } = w.tvf.spec {
-                    if size % slide != 0 {
-                        return Err(plan_error(
-                            format!("HOP table function based aggregate requires size must be an integral multiple of slide, but got size {size} ms and slide {slide} ms"),
-                            span,
-                        ));
-                    }
-                }
                 let window_end = w.end;
                 if changelog != ChangelogMode::InsertOnly {
                     return Err(unsupported(
