@@ -8,7 +8,8 @@
 //!   rounds, formats and handles overflow its own way);
 //! * implicit conversions between strings and other types (Flink rejects or converts them
 //!   differently);
-//! * `DECIMAL` division and modulo (Flink derives a different result precision and scale).
+//! * `DECIMAL` division and modulo left to DataFusion (Riffle replaces those over exact numbers
+//!   with Flink's, see `functions::decimal_division`; DataFusion's result types differ).
 
 use arrow::datatypes::DataType;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
@@ -84,7 +85,9 @@ pub fn check_coerced(plan: &LogicalPlan) -> DfResult<()> {
                     Ok(DataType::Decimal128(..) | DataType::Decimal256(..))
                 )
             };
-            if decimal(left) || decimal(right) {
+            // With a DOUBLE or FLOAT operand both engines divide doubles.
+            let floating = |e: &Expr| e.get_type(schema).is_ok_and(|t| t.is_floating());
+            if (decimal(left) || decimal(right)) && !floating(left) && !floating(right) {
                 return not_impl_err!(
                     "unsupported feature: DECIMAL division and modulo (Flink's result precision)"
                 );

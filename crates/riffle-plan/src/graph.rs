@@ -428,6 +428,20 @@ pub enum AggregateFunction {
     Avg,
     /// A user-defined aggregate function ([`AggregateCall::user`]).
     User,
+    /// `STDDEV_POP(x)`
+    StddevPop,
+    /// `STDDEV_SAMP(x)`
+    StddevSamp,
+    /// `VAR_POP(x)`
+    VarPop,
+    /// `VAR_SAMP(x)`
+    VarSamp,
+    /// `LISTAGG(x [, separator])`: the non-null values joined in arrival order.
+    ListAgg,
+    /// `FIRST_VALUE(x)`: the first non-null value.
+    FirstValue,
+    /// `LAST_VALUE(x)`: the last non-null value.
+    LastValue,
 }
 
 /// One sort key of a [`OperatorKind::TopN`].
@@ -459,6 +473,9 @@ pub struct AggregateCall {
     /// The user-defined function of an [`AggregateFunction::User`] call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<UserAggregate>,
+    /// `LISTAGG`'s separator (`,` when not given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub separator: Option<String>,
 }
 
 /// A call of a Java `AggregateFunction` (from `CREATE FUNCTION`).

@@ -24,7 +24,7 @@ pub mod types;
 pub mod udf;
 pub mod window;
 
-pub use functions::LocalZone;
+pub use functions::{decimal_of_double, double_of_decimal, LocalZone};
 pub use graph::{
     arrow_schema, join_fields, AggregateCall, AggregateFunction, ChangelogMode, ConnectorSpec,
     Edge, Field, JobGraph, JoinSpec, JoinType, MetadataColumn, NamedExpr, Operator, OperatorId,

@@ -636,6 +636,7 @@ impl Planner {
                 plan_error(m, span)
             }
         })?;
+        crate::functions::tag_cast_arguments(&mut query);
         name_expressions(&mut query);
         let statement = sql::Statement::Query(Box::new(query));
         let plan = SqlToRel::new_with_options(&provider, options)
@@ -872,7 +873,8 @@ fn int_literals(plan: LogicalPlan, session: &FlinkSession) -> DfResult<LogicalPl
             let saved = preserver.save(&e);
             let rewritten = crate::session::flink_int_literals(e)?;
             let rewritten = rewritten
-                .transform_data(|e| crate::functions::flink_casts(e, &schema, &registry))?;
+                .transform_data(|e| crate::functions::flink_casts(e, &schema, &registry))?
+                .transform_data(|e| crate::functions::decimal_division(e, &schema, &registry))?;
             let rewritten =
                 rewritten.transform_data(|e| crate::session::resolve_functions(e, &registry))?;
             Ok(rewritten.update_data(|e| saved.restore(e)))
@@ -1187,9 +1189,10 @@ impl FlinkRelations {
             "HOP" => {
                 let slide = required(interval(2)?, "slide")?;
                 let size = required(interval(3)?, "size")?;
+                // Flink rejects this for aggregations; `riffle check` rejects every such HOP.
                 if size % slide != 0 {
-                    return datafusion::common::not_impl_err!(
-                        "unsupported feature: HOP window whose size is not an integral multiple of its slide"
+                    return datafusion::common::plan_err!(
+                        "HOP table function based aggregate requires size must be an integral multiple of slide, but got size {size} ms and slide {slide} ms"
                     );
                 }
                 WindowSpec::Hop {
@@ -2086,6 +2089,7 @@ impl GraphBuilder<'_> {
             filter: Option<usize>,
             name: String,
             user: Option<crate::graph::UserAggregate>,
+            separator: Option<String>,
         }
         let mut pending = Vec::new();
         for (i, a) in agg.aggr_expr.iter().enumerate() {
@@ -2135,6 +2139,7 @@ impl GraphBuilder<'_> {
                         args,
                         arg_types,
                     }),
+                    separator: None,
                 });
                 continue;
             }
@@ -2144,6 +2149,13 @@ impl GraphBuilder<'_> {
                 "min" => AggregateFunction::Min,
                 "max" => AggregateFunction::Max,
                 "avg" => AggregateFunction::Avg,
+                "stddev_pop" => AggregateFunction::StddevPop,
+                "stddev_samp" => AggregateFunction::StddevSamp,
+                "var_pop" => AggregateFunction::VarPop,
+                "var_samp" => AggregateFunction::VarSamp,
+                "listagg" => AggregateFunction::ListAgg,
+                "first_value" => AggregateFunction::FirstValue,
+                "last_value" => AggregateFunction::LastValue,
                 other => {
                     return Err(unsupported(
                         format!("aggregate function {}", other.to_ascii_uppercase()),
@@ -2151,7 +2163,26 @@ impl GraphBuilder<'_> {
                     ))
                 }
             };
-            let (function, arg) = match params.args.as_slice() {
+            // LISTAGG's separator is a constant (Flink keeps the last row's).
+            let (args, separator) = match params.args.as_slice() {
+                [value, Expr::Literal(sep, _)] if function == AggregateFunction::ListAgg => {
+                    let sep = match sep {
+                        ScalarValue::Utf8(s)
+                        | ScalarValue::LargeUtf8(s)
+                        | ScalarValue::Utf8View(s) => s.clone(),
+                        _ => None,
+                    };
+                    (std::slice::from_ref(value), Some(sep.unwrap_or_default()))
+                }
+                [_, _] if function == AggregateFunction::ListAgg => {
+                    return Err(unsupported(
+                        "LISTAGG with a separator that is not a literal",
+                        span,
+                    ))
+                }
+                args => (args, None),
+            };
+            let (function, arg) = match args {
                 [Expr::Literal(v, _)] if function == AggregateFunction::Count && !v.is_null() => {
                     (AggregateFunction::CountStar, None)
                 }
@@ -2183,6 +2214,7 @@ impl GraphBuilder<'_> {
                 filter,
                 name,
                 user: None,
+                separator,
             });
         }
         let pre_schema = names_schema(&pre_names, span)?;
@@ -2216,6 +2248,7 @@ impl GraphBuilder<'_> {
                 name: p.name,
                 data_type: flink,
                 user: p.user,
+                separator: p.separator,
             });
         }
         let hash = Partitioning::Hash(keys.clone());
@@ -2407,16 +2440,31 @@ fn aggregate_type(
     let t = arg.arrow().map_err(|e| e.to_string())?;
     let base = arg.data_type.trim_end_matches(" NOT NULL").to_string();
     let numeric = t.is_numeric();
+    let variance = matches!(
+        function,
+        AggregateFunction::StddevPop
+            | AggregateFunction::StddevSamp
+            | AggregateFunction::VarPop
+            | AggregateFunction::VarSamp
+    );
     let (flink, arrow) = match (function, &t) {
-        (AggregateFunction::Min | AggregateFunction::Max, _) => (base, t.clone()),
+        (
+            AggregateFunction::Min
+            | AggregateFunction::Max
+            | AggregateFunction::FirstValue
+            | AggregateFunction::LastValue,
+            _,
+        ) => (base, t.clone()),
+        (AggregateFunction::ListAgg, _) => ("STRING".to_string(), ArrowType::Utf8),
         (AggregateFunction::Sum, ArrowType::Decimal128(_, s)) => {
             (format!("DECIMAL(38, {s})"), ArrowType::Decimal128(38, *s))
         }
-        (AggregateFunction::Avg, ArrowType::Decimal128(_, s)) => {
+        (_, ArrowType::Decimal128(_, s)) if variance || function == AggregateFunction::Avg => {
             let s = (*s).max(6);
             (format!("DECIMAL(38, {s})"), ArrowType::Decimal128(38, s))
         }
         (AggregateFunction::Sum | AggregateFunction::Avg, _) if numeric => (base, t.clone()),
+        (_, _) if variance && numeric => (base, t.clone()),
         (f, _) => return Err(format!("{f:?} over {}", arg.data_type).to_ascii_uppercase()),
     };
     Ok((flink, arrow, true))

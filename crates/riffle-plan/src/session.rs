@@ -131,6 +131,7 @@ impl FlinkSession {
     fn flinkify(&self, expr: Expr, schema: &DFSchema) -> DfResult<Expr> {
         let expr = flink_int_literals(expr)?.data;
         let expr = functions::flink_casts(expr, schema, self.state.scalar_functions())?.data;
+        let expr = functions::decimal_division(expr, schema, self.state.scalar_functions())?.data;
         Ok(resolve_functions(expr, self.state.scalar_functions())?.data)
     }
 

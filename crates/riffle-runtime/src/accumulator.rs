@@ -3,7 +3,10 @@
 //! `SUM` of integers wraps at the result width as Java does, `SUM` of `DECIMAL(p, s)` is
 //! `DECIMAL(38, s)` (NULL on overflow), `AVG` of integers is an integer (truncating division), of
 //! decimals `DECIMAL(38, max(6, s))` rounded half-up. `MIN`/`MAX` keep a count per value so that
-//! any value can be retracted. `DISTINCT` counts each value once.
+//! any value can be retracted. `DISTINCT` counts each value once. The variance family keeps
+//! Welford's running mean and sum of squared deviations in `DOUBLE` (as Flink does, which
+//! decides the last digits), cast to the result type at the end. `LISTAGG`, `FIRST_VALUE` and
+//! `LAST_VALUE` keep the non-null values in arrival order; a retraction removes one equal value.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
@@ -72,6 +75,10 @@ pub struct Accumulator {
     distinct: Option<HashMap<ScalarValue, i64>>,
     /// Scale of a decimal argument (the unit of the running decimal sum).
     input_scale: i8,
+    /// Precision of a decimal argument.
+    input_precision: u8,
+    /// `LISTAGG`'s separator.
+    separator: String,
 }
 
 #[derive(Debug, Clone)]
@@ -89,6 +96,13 @@ enum State {
         function: Arc<JavaAggregateFunction>,
         acc: JavaAccumulator,
     },
+    /// Count, mean and sum of squared deviations from the mean.
+    Moments {
+        n: i64,
+        mean: f64,
+        m2: f64,
+    },
+    Values(Vec<ScalarValue>),
 }
 
 impl Accumulator {
@@ -106,16 +120,29 @@ impl Accumulator {
             // User functions are built by `Accumulator::java`; this is an empty count that no
             // call reads.
             AggregateFunction::User => State::Count(0),
+            AggregateFunction::StddevPop
+            | AggregateFunction::StddevSamp
+            | AggregateFunction::VarPop
+            | AggregateFunction::VarSamp => State::Moments {
+                n: 0,
+                mean: 0.0,
+                m2: 0.0,
+            },
+            AggregateFunction::ListAgg
+            | AggregateFunction::FirstValue
+            | AggregateFunction::LastValue => State::Values(Vec::new()),
         };
-        let input_scale = match input {
-            Some(DataType::Decimal128(_, s)) => *s,
-            _ => 0,
+        let (input_precision, input_scale) = match input {
+            Some(DataType::Decimal128(p, s)) => (*p, *s),
+            _ => (0, 0),
         };
         Self {
             function,
             state,
             distinct: distinct.then(HashMap::new),
             input_scale,
+            input_precision,
+            separator: ",".to_string(),
         }
     }
 
@@ -129,6 +156,8 @@ impl Accumulator {
             state: State::Java { function, acc },
             distinct: None,
             input_scale: 0,
+            input_precision: 0,
+            separator: String::new(),
         })
     }
 
@@ -148,6 +177,14 @@ impl Accumulator {
                 "a built-in aggregate called as a Java one",
             )),
         }
+    }
+
+    /// Sets `LISTAGG`'s separator.
+    pub fn with_separator(mut self, separator: Option<&str>) -> Self {
+        if let Some(s) = separator {
+            self.separator = s.to_string();
+        }
+        self
     }
 
     /// Adds (`add`) or retracts row `row` of `arg` (`None` for `COUNT(*)`).
@@ -182,6 +219,9 @@ impl Accumulator {
             }
         }
         let sign: i64 = if add { 1 } else { -1 };
+        let double = matches!(self.state, State::Moments { .. })
+            .then(|| self.double_at(arg.as_ref(), row))
+            .flatten();
         match &mut self.state {
             State::Java { function, acc } => function
                 .update(acc, std::slice::from_ref(arg), row, add)
@@ -212,8 +252,53 @@ impl Accumulator {
                     }
                 }
             }
+            State::Moments { n, mean, m2 } => {
+                let Some(x) = double else {
+                    return Ok(());
+                };
+                if add {
+                    *n += 1;
+                    let delta = x - *mean;
+                    *mean += delta / *n as f64;
+                    *m2 += delta * (x - *mean);
+                } else if *n <= 1 {
+                    (*n, *mean, *m2) = (0, 0.0, 0.0);
+                } else {
+                    *n -= 1;
+                    let delta = x - *mean;
+                    *mean -= delta / *n as f64;
+                    *m2 -= delta * (x - *mean);
+                }
+            }
+            State::Values(values) => {
+                let value = ScalarValue::try_from_array(arg.as_ref(), row)?;
+                if add {
+                    values.push(value);
+                } else {
+                    // LAST_VALUE retracts the latest equal value, the others the earliest.
+                    let found = if self.function == AggregateFunction::LastValue {
+                        values.iter().rposition(|v| *v == value)
+                    } else {
+                        values.iter().position(|v| *v == value)
+                    };
+                    if let Some(i) = found {
+                        values.remove(i);
+                    }
+                }
+            }
         }
         Ok(())
+    }
+
+    /// The argument at `row` as a `DOUBLE` (decimals as Flink's `DecimalData.doubleValue`).
+    fn double_at(&self, array: &dyn Array, row: usize) -> Option<f64> {
+        Some(match num_at(array, row)? {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+            Num::Decimal(d) => {
+                riffle_plan::double_of_decimal(d, self.input_precision, self.input_scale)
+            }
+        })
     }
 
     /// Adds the state of `other` (an accumulator of the same call) into this one, as when two
@@ -266,6 +351,25 @@ impl Accumulator {
             (State::Java { function, acc }, State::Java { acc: other, .. }) => function
                 .merge(acc, other)
                 .map_err(|e| RuntimeError::new(e.to_string()))?,
+            (
+                State::Moments { n, mean, m2 },
+                State::Moments {
+                    n: n2,
+                    mean: mean2,
+                    m2: m22,
+                },
+            ) => {
+                // Chan et al.'s combination of two partial results.
+                let total = *n + n2;
+                if total > 0 {
+                    let delta = mean2 - *mean;
+                    let (na, nb, nt) = (*n as f64, *n2 as f64, total as f64);
+                    *mean += delta * nb / nt;
+                    *m2 += m22 + delta * delta * na * nb / nt;
+                    *n = total;
+                }
+            }
+            (State::Values(a), State::Values(b)) => a.extend(b.iter().cloned()),
             _ => return Err(RuntimeError::new("merging accumulators of different calls")),
         }
         Ok(())
@@ -336,13 +440,56 @@ impl Accumulator {
                     None => null(),
                 }
             }
+            (State::Moments { n, m2, .. }, f) => {
+                let sample = matches!(
+                    f,
+                    AggregateFunction::StddevSamp | AggregateFunction::VarSamp
+                );
+                let divisor = if sample { *n - 1 } else { *n };
+                if divisor <= 0 {
+                    return null();
+                }
+                let variance = m2 / divisor as f64;
+                let stddev = matches!(
+                    f,
+                    AggregateFunction::StddevPop | AggregateFunction::StddevSamp
+                );
+                double_as(if stddev { variance.sqrt() } else { variance }, out)
+                    .map_or_else(null, Ok)
+            }
+            (State::Values(values), AggregateFunction::ListAgg) => {
+                if values.is_empty() {
+                    return null();
+                }
+                let texts: Vec<String> = values
+                    .iter()
+                    .map(|v| match v {
+                        ScalarValue::Utf8(Some(s))
+                        | ScalarValue::LargeUtf8(Some(s))
+                        | ScalarValue::Utf8View(Some(s)) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect();
+                Ok(ScalarValue::Utf8(Some(texts.join(&self.separator))))
+            }
+            (State::Values(values), f) => {
+                let v = if f == AggregateFunction::LastValue {
+                    values.last()
+                } else {
+                    values.first()
+                };
+                match v {
+                    Some(v) => Ok(v.clone()),
+                    None => null(),
+                }
+            }
         }
     }
 }
 
 impl Accumulator {
     /// Writes the running state; `arg` encodes values of the argument's type (kept by
-    /// `MIN`/`MAX` and `DISTINCT`).
+    /// `MIN`/`MAX`, `LISTAGG`, `FIRST_VALUE`/`LAST_VALUE` and `DISTINCT`).
     pub fn write_state(
         &self,
         w: &mut StateWriter,
@@ -384,6 +531,17 @@ impl Accumulator {
             State::MinMax(map) => {
                 w.u8(2);
                 values(w, &mut map.iter().map(|(k, c)| (&k.0, *c)), map.len())?;
+            }
+            State::Moments { n, mean, m2 } => {
+                w.u8(3);
+                w.i64(*n);
+                w.f64(*mean);
+                w.f64(*m2);
+            }
+            State::Values(list) => {
+                // In arrival order, each once.
+                w.u8(4);
+                values(w, &mut list.iter().map(|v| (v, 1)), list.len())?;
             }
             State::Java { .. } => {
                 return Err(RuntimeError::new(
@@ -437,6 +595,12 @@ impl Accumulator {
                     .map(|(v, c)| (OrdScalar(v), c))
                     .collect(),
             ),
+            3 => State::Moments {
+                n: r.i64()?,
+                mean: r.f64()?,
+                m2: r.f64()?,
+            },
+            4 => State::Values(values(r)?.into_iter().map(|(v, _)| v).collect()),
             other => {
                 return Err(RuntimeError::new(format!(
                     "corrupted accumulator state (kind {other})"
@@ -450,6 +614,26 @@ impl Accumulator {
         };
         Ok(())
     }
+}
+
+/// A `DOUBLE` result as the aggregate's result type: integers truncate (Java's casts), decimals
+/// round half-up; None when it has no such value.
+fn double_as(v: f64, out: &DataType) -> Option<ScalarValue> {
+    Some(match out {
+        DataType::Float32 => ScalarValue::Float32(Some(v as f32)),
+        DataType::Int8 => ScalarValue::Int8(Some(v as i32 as i8)),
+        DataType::Int16 => ScalarValue::Int16(Some(v as i32 as i16)),
+        DataType::Int32 => ScalarValue::Int32(Some(v as i32)),
+        DataType::Int64 => ScalarValue::Int64(Some(v as i64)),
+        DataType::Decimal128(p, s) => {
+            let units = riffle_plan::decimal_of_double(v, *s)?;
+            if units.unsigned_abs() >= 10u128.pow(u32::from(*p)) {
+                return None;
+            }
+            ScalarValue::Decimal128(Some(units), *p, *s)
+        }
+        _ => ScalarValue::Float64(Some(v)),
+    })
 }
 
 /// `sum / count` of a decimal sum in `in_scale` units, rescaled to `out_scale`, rounded half-up.

@@ -98,6 +98,17 @@ pub(super) fn convert(
     }
 }
 
+/// A `DOUBLE` as `DECIMAL` units of `10^-scale`, as Flink casts it (`BigDecimal.valueOf`,
+/// rounded half-up); None for NaN and infinities.
+pub fn decimal_of_double(d: f64, scale: i8) -> Option<i128> {
+    Number::Double(d).to_decimal(scale)
+}
+
+/// A `DECIMAL(precision, scale)` value as a `DOUBLE`, as Flink's `DecimalData.doubleValue`.
+pub fn double_of_decimal(unscaled: i128, precision: u8, scale: i8) -> f64 {
+    Number::Decimal(unscaled, precision, scale).to_f64()
+}
+
 fn text(s: String) -> ScalarValue {
     ScalarValue::Utf8(Some(s))
 }

@@ -8,7 +8,7 @@ use super::row::{double, int, Arg, RowFunction};
 
 /// The numeric functions.
 pub(super) fn row_functions() -> Vec<RowFunction> {
-    use Arg::{Any, Double, Int};
+    use Arg::{Any, Double, Exact, Int};
     let unary = |name, f: fn(f64) -> f64| {
         RowFunction::new(name, &[&[Double]], DataType::Float64, move |v| {
             Ok(ScalarValue::Float64(double(&v[0]).map(f)))
@@ -71,15 +71,28 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             ceil_floor(&v[0], false)
         })
         .returning(ceil_floor_type),
-        RowFunction::new("mod", &[&[Int, Int]], DataType::Null, |v| {
-            let (a, b) = (int(&v[0]).unwrap_or(0), int(&v[1]).unwrap_or(0));
-            match a.checked_rem(b) {
-                Some(r) => Ok(ScalarValue::Int64(Some(r))),
-                None if b == 0 => exec_err!("/ by zero"),
-                None => Ok(ScalarValue::Int64(Some(0))),
-            }
-        })
+        RowFunction::new(
+            "mod",
+            &[&[Int, Int], &[Exact, Exact]],
+            DataType::Null,
+            |v| {
+                if super::decimal::remainder_type(&v[0].data_type(), &v[1].data_type()).is_some() {
+                    return super::decimal::remainder(&v[0], &v[1]);
+                }
+                let (a, b) = (int(&v[0]).unwrap_or(0), int(&v[1]).unwrap_or(0));
+                match a.checked_rem(b) {
+                    Some(r) => Ok(ScalarValue::Int64(Some(r))),
+                    None if b == 0 => exec_err!("/ by zero"),
+                    None => Ok(ScalarValue::Int64(Some(0))),
+                }
+            },
+        )
         .returning(|t| {
+            if let [l, r] = t {
+                if let Some(decimal) = super::decimal::remainder_type(l, r) {
+                    return decimal;
+                }
+            }
             if t.contains(&DataType::Int64) {
                 DataType::Int64
             } else {

@@ -11,6 +11,7 @@ mod aggregate;
 mod cast;
 mod collection;
 mod convert;
+mod decimal;
 mod encoding;
 mod extremes;
 mod json;
@@ -25,8 +26,11 @@ mod temporal;
 mod url;
 mod zone;
 
+pub use aggregate::tag_cast_arguments;
 pub use cast::{flink_casts, is_supported_cast, FLINK_TYPE_KEY};
 pub use collection::syntax::rewrite_collections;
+pub use convert::{decimal_of_double, double_of_decimal};
+pub use decimal::decimal_division;
 pub use json::syntax::rewrite_json;
 pub use predicates::rewrite_predicates;
 pub use syntax::rewrite_calls;
@@ -97,9 +101,11 @@ fn riffle_functions() -> Vec<ScalarUDF> {
         .chain(predicates::row_functions())
         .chain(url::row_functions())
         .chain(printf::row_functions())
+        .chain(decimal::row_functions())
         .map(row::udf);
     let mut functions = vec![
         ScalarUDF::from(temporal::Proctime::new()),
+        ScalarUDF::from(aggregate::TaggedCast::new()),
         ScalarUDF::from(temporal::ToTimestampLtz::new()),
         ScalarUDF::from(temporal::ToTimestamp::new()),
         ScalarUDF::from(StringFunction::new("concat", StringOp::Concat)),
@@ -139,7 +145,19 @@ pub fn register(state: &mut SessionState) {
         // Registration only fails for invalid names; these are constants.
         let _ = state.register_udf(Arc::new(f));
     }
-    for name in ["sum", "avg", "min", "max"] {
+    for name in [
+        "sum",
+        "avg",
+        "min",
+        "max",
+        "stddev_pop",
+        "stddev_samp",
+        "var_pop",
+        "var_samp",
+        "listagg",
+        "first_value",
+        "last_value",
+    ] {
         let _ = state.register_udaf(Arc::new(AggregateUDF::from(
             aggregate::FlinkAggregate::new(name),
         )));

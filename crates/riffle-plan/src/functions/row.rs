@@ -24,6 +24,8 @@ pub(super) enum Arg {
     Int,
     /// Any number, as `Float64` (Flink computes these functions on `double`).
     Double,
+    /// Integers and decimals, unchanged.
+    Exact,
     /// Any type, unchanged.
     Any,
 }
@@ -37,6 +39,9 @@ impl Arg {
             Arg::Int if t.is_integer() => Some(t.clone()),
             Arg::Int if null => Some(DataType::Int64),
             Arg::Double if null || t.is_numeric() => Some(DataType::Float64),
+            Arg::Exact if t.is_integer() || matches!(t, DataType::Decimal128(..)) => {
+                Some(t.clone())
+            }
             Arg::Any => Some(t.clone()),
             _ => None,
         }
@@ -259,7 +264,12 @@ impl ScalarUDFImpl for RowFunction {
             if self.strict && values.iter().any(ScalarValue::is_null) {
                 return ScalarValue::try_from(&result_type);
             }
-            let value = (self.rule)(values, &context)?;
+            let mut value = (self.rule)(values, &context)?;
+            // Rules may answer in another type (e.g. BIGINT for INT, or a DECIMAL of smaller
+            // scale); the rows of one array must agree.
+            if value.data_type() != result_type {
+                value = value.cast_to(&result_type)?;
+            }
             if not_null && value.is_null() {
                 return exec_err!(
                     "{}: the NOT NULL result is NULL (e.g. a value that does not fit the target type)",
@@ -277,11 +287,7 @@ impl ScalarUDFImpl for RowFunction {
             })
             .collect();
         if let Some(values) = scalars {
-            let value = eval(&values)?;
-            if value.data_type() == result_type {
-                return Ok(ColumnarValue::Scalar(value));
-            }
-            return Ok(ColumnarValue::Scalar(value.cast_to(&result_type)?));
+            return Ok(ColumnarValue::Scalar(eval(&values)?));
         }
         let arrays = args
             .args
@@ -302,15 +308,7 @@ impl ScalarUDFImpl for RowFunction {
                 &result_type,
             )));
         }
-        let array = ScalarValue::iter_to_array(out)?;
-        if array.data_type() == &result_type {
-            return Ok(ColumnarValue::Array(array));
-        }
-        // Rules may answer in a narrower type (e.g. a DECIMAL of smaller scale).
-        Ok(ColumnarValue::Array(arrow::compute::cast(
-            &array,
-            &result_type,
-        )?))
+        Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
     }
 }
 

@@ -88,7 +88,8 @@ impl Calls {
             .zip(&self.java)
             .map(|((c, t), java)| match java {
                 Some(f) => Accumulator::java(f.clone()),
-                None => Ok(Accumulator::new(c.function, c.distinct, t.as_ref())),
+                None => Ok(Accumulator::new(c.function, c.distinct, t.as_ref())
+                    .with_separator(c.separator.as_deref())),
             })
             .collect()
     }
