@@ -63,7 +63,12 @@ pub fn run(args: BenchArgs) -> ExitCode {
     let BenchCommand::Nexmark(args) = args.command;
     let probe = riffle_connectors::probe::install();
     let mut results = Vec::new();
-    for query in args.queries.split(',').map(str::trim).filter(|q| !q.is_empty()) {
+    for query in args
+        .queries
+        .split(',')
+        .map(str::trim)
+        .filter(|q| !q.is_empty())
+    {
         let graph = match plan_query(&args, query) {
             Ok(g) => g,
             Err(e) => {
@@ -80,7 +85,9 @@ pub fn run(args: BenchArgs) -> ExitCode {
             return ExitCode::from(1);
         }
         let seconds = started.elapsed().as_secs_f64();
-        let cpu = cpu_seconds().zip(cpu_before).map(|(after, before)| after - before);
+        let cpu = cpu_seconds()
+            .zip(cpu_before)
+            .map(|(after, before)| after - before);
         let mut latencies = probe.take_samples();
         latencies.sort_unstable();
         let events = args.events as f64;
@@ -177,7 +184,14 @@ fn percentile(sorted_us: &[u64], p: f64) -> Option<f64> {
 fn print_table(results: &[serde_json::Value]) {
     println!(
         "{:<6} {:>12} {:>9} {:>14} {:>16} {:>12} {:>10} {:>10}",
-        "query", "events", "seconds", "events/s", "events/s/core", "peak RSS MB", "p50 ms", "p99 ms"
+        "query",
+        "events",
+        "seconds",
+        "events/s",
+        "events/s/core",
+        "peak RSS MB",
+        "p50 ms",
+        "p99 ms"
     );
     let num = |v: &serde_json::Value| v.as_f64().map_or("-".to_string(), |x| format!("{x:.0}"));
     let ms = |v: &serde_json::Value| v.as_f64().map_or("-".to_string(), |x| format!("{x:.1}"));

@@ -78,7 +78,8 @@ fn config(args: &GenArgs) -> Result<NexmarkConfig, String> {
         let Some((k, v)) = kv.split_once('=') else {
             return Err(format!("--option expects KEY=VALUE, got '{kv}'"));
         };
-        spec.options.insert(k.trim().to_string(), v.trim().to_string());
+        spec.options
+            .insert(k.trim().to_string(), v.trim().to_string());
     }
     spec.options
         .insert("events.num".to_string(), args.events.to_string());

@@ -53,7 +53,9 @@ pub fn config_from_options(options: &mut Options) -> Result<NexmarkConfig> {
     let int = |options: &mut Options, key: &str, default: u32| -> Result<u32> {
         let v = positive(options, key, u64::from(default))?;
         u32::try_from(v).map_err(|_| {
-            ConnectorError::new(format!("Invalid value for option '{key}': {v} is too large"))
+            ConnectorError::new(format!(
+                "Invalid value for option '{key}': {v} is too large"
+            ))
         })
     };
     if options.bool("keep-alive", false)? {

@@ -108,7 +108,10 @@ impl NexmarkConfig {
             ("first-event.rate", self.first_event_rate),
             ("bid.hot-ratio.auctions", u64::from(self.hot_auction_ratio)),
             ("bid.hot-ratio.bidders", u64::from(self.hot_bidders_ratio)),
-            ("auction.hot-ratio.sellers", u64::from(self.hot_sellers_ratio)),
+            (
+                "auction.hot-ratio.sellers",
+                u64::from(self.hot_sellers_ratio),
+            ),
         ];
         for (name, value) in positive {
             if value == 0 {
@@ -181,9 +184,27 @@ mod tests {
             ..NexmarkConfig::default()
         };
         let splits: Vec<Split> = (0..3).map(|i| config.split(i, 3)).collect();
-        assert_eq!(splits[0], Split { first_event_id: 0, events: 334 });
-        assert_eq!(splits[1], Split { first_event_id: 334, events: 334 });
-        assert_eq!(splits[2], Split { first_event_id: 668, events: 335 });
+        assert_eq!(
+            splits[0],
+            Split {
+                first_event_id: 0,
+                events: 334
+            }
+        );
+        assert_eq!(
+            splits[1],
+            Split {
+                first_event_id: 334,
+                events: 334
+            }
+        );
+        assert_eq!(
+            splits[2],
+            Split {
+                first_event_id: 668,
+                events: 335
+            }
+        );
     }
 
     #[test]

@@ -38,7 +38,11 @@ pub struct NexmarkGenerator {
 
 impl NexmarkGenerator {
     /// A generator of subtask `index` of `parallelism` producing batches of the Nexmark schema.
-    pub fn new(config: NexmarkConfig, index: usize, parallelism: usize) -> Result<Self, ConfigError> {
+    pub fn new(
+        config: NexmarkConfig,
+        index: usize,
+        parallelism: usize,
+    ) -> Result<Self, ConfigError> {
         Self::with_schema(config, index, parallelism, nexmark_schema())
     }
 
@@ -189,8 +193,10 @@ impl NexmarkGenerator {
         a.expires.append_value(expires);
         a.seller.append_value(seller + FIRST_PERSON_ID);
         a.category.append_value(category);
-        a.extra
-            .append_value(self.tables.extra(random, size, self.config.avg_auction_size));
+        a.extra.append_value(
+            self.tables
+                .extra(random, size, self.config.avg_auction_size),
+        );
     }
 
     fn bid(&mut self, c: &mut EventColumns, event_id: i64, timestamp: i64, random: &mut Random) {
@@ -268,7 +274,11 @@ fn finish_struct(
     children: Vec<ArrayRef>,
 ) -> Result<ArrayRef, ArrowError> {
     let nulls = NullBuffer::new(valid.finish());
-    Ok(Arc::new(StructArray::try_new(fields, children, Some(nulls))?))
+    Ok(Arc::new(StructArray::try_new(
+        fields,
+        children,
+        Some(nulls),
+    )?))
 }
 
 struct PersonColumns {
@@ -541,18 +551,21 @@ mod tests {
         let whole = all(NexmarkGenerator::new(config(100), 0, 1).unwrap(), 100);
         // Event 50 is the second subtask's first: same person, generated from the same id.
         let person = |b: &RecordBatch, row| {
-            b.column(1).as_struct().column(1).as_string::<i32>().value(row).to_string()
+            b.column(1)
+                .as_struct()
+                .column(1)
+                .as_string::<i32>()
+                .value(row)
+                .to_string()
         };
         assert_eq!(person(&second[0], 0), person(&whole[0], 50));
     }
 
     #[test]
     fn a_foreign_schema_is_rejected_with_the_reason() {
-        let schema = Arc::new(arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new(
-            "x",
-            DataType::Int32,
-            true,
-        )]));
+        let schema = Arc::new(arrow::datatypes::Schema::new(vec![
+            arrow::datatypes::Field::new("x", DataType::Int32, true),
+        ]));
         let err = NexmarkGenerator::with_schema(config(1), 0, 1, schema)
             .err()
             .unwrap();

@@ -158,7 +158,10 @@ mod tests {
             for _ in 0..1000 {
                 let p = ids.random_person(event, &mut random);
                 let last = ids.last_person(event);
-                assert!(p <= last + PERSON_ID_LEAD && p >= last + 1 - 1000, "{p} {last}");
+                assert!(
+                    p <= last + PERSON_ID_LEAD && p >= last + 1 - 1000,
+                    "{p} {last}"
+                );
                 let a = ids.random_auction(event, &mut random);
                 let last = ids.last_auction(event);
                 assert!(a <= last + AUCTION_ID_LEAD && a >= last - 100, "{a} {last}");

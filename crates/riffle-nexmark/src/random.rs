@@ -28,7 +28,9 @@ impl Random {
     /// A stream for tables derived from the seed (URLs, the extra-text pool); `salt` keeps the
     /// tables' streams apart from each other.
     pub(crate) fn for_table(seed: u64, salt: u64) -> Self {
-        Self(mix(seed.rotate_left(17) ^ salt.wrapping_mul(GAMMA) ^ 0x6E65_786D_6172_6B00))
+        Self(mix(seed.rotate_left(17)
+            ^ salt.wrapping_mul(GAMMA)
+            ^ 0x6E65_786D_6172_6B00))
     }
 
     fn next_u64(&mut self) -> u64 {
@@ -113,6 +115,9 @@ mod tests {
         for _ in 0..40_000 {
             counts[r.next_int(4) as usize] += 1;
         }
-        assert!(counts.iter().all(|&c| (9_000..11_000).contains(&c)), "{counts:?}");
+        assert!(
+            counts.iter().all(|&c| (9_000..11_000).contains(&c)),
+            "{counts:?}"
+        );
     }
 }

@@ -114,7 +114,8 @@ fn same_type(a: &DataType, b: &DataType) -> bool {
         (DataType::Struct(fa), DataType::Struct(fb)) => {
             fa.len() == fb.len()
                 && fa.iter().zip(fb.iter()).all(|(x, y)| {
-                    x.name().eq_ignore_ascii_case(y.name()) && same_type(x.data_type(), y.data_type())
+                    x.name().eq_ignore_ascii_case(y.name())
+                        && same_type(x.data_type(), y.data_type())
                 })
         }
         _ => a == b,
@@ -129,8 +130,14 @@ mod tests {
     fn the_nexmark_schema_matches_itself_and_not_others() {
         assert_eq!(schema_mismatch(&nexmark_schema()), None);
         let other = Schema::new(vec![Field::new("event_type", DataType::Int32, true)]);
-        assert!(schema_mismatch(&other).unwrap().contains("1 physical columns"));
-        let mut fields: Vec<Field> = nexmark_schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+        assert!(schema_mismatch(&other)
+            .unwrap()
+            .contains("1 physical columns"));
+        let mut fields: Vec<Field> = nexmark_schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
         fields[0] = Field::new("event_type", DataType::Int64, false);
         let msg = schema_mismatch(&Schema::new(fields)).unwrap();
         assert!(msg.contains("event_type"), "{msg}");

@@ -55,7 +55,10 @@ pub(crate) fn push_word(out: &mut String, random: &mut Random, max_length: u32, 
     let word = &out[start..];
     let trimmed = word.trim_matches(' ');
     if trimmed.len() != word.len() {
-        let (lead, keep) = (word.len() - word.trim_start_matches(' ').len(), trimmed.len());
+        let (lead, keep) = (
+            word.len() - word.trim_start_matches(' ').len(),
+            trimmed.len(),
+        );
         out.replace_range(start..start + lead, "");
         out.truncate(start + keep);
     }
@@ -121,7 +124,12 @@ impl Tables {
 
     /// Padding so that an event of `current_size` bytes reaches `average_size` on average: a
     /// length uniform within ±20% of the missing bytes, cut from the pool at a random offset.
-    pub(crate) fn extra(&self, random: &mut Random, current_size: usize, average_size: u32) -> &str {
+    pub(crate) fn extra(
+        &self,
+        random: &mut Random,
+        current_size: usize,
+        average_size: u32,
+    ) -> &str {
         let average = average_size as usize;
         if current_size > average {
             return "";
@@ -138,7 +146,9 @@ impl Tables {
             return &self.extra_pool;
         }
         let offset = random.next_int((self.extra_pool.len() - size) as u32) as usize;
-        self.extra_pool.get(offset..offset + size).unwrap_or_default()
+        self.extra_pool
+            .get(offset..offset + size)
+            .unwrap_or_default()
     }
 }
 
@@ -194,7 +204,9 @@ mod tests {
         let mut s = String::new();
         push_credit_card(&mut s, &mut random);
         assert_eq!(s.len(), 19);
-        assert!(s.split(' ').all(|g| g.len() == 4 && g.bytes().all(|b| b.is_ascii_digit())));
+        assert!(s
+            .split(' ')
+            .all(|g| g.len() == 4 && g.bytes().all(|b| b.is_ascii_digit())));
     }
 
     #[test]
@@ -213,7 +225,10 @@ mod tests {
             }
         }
         assert!((850..1150).contains(&hot), "{hot}");
-        assert!(tables.channels[1].1.ends_with("&channel_id=-2147483648") || !tables.channels[1].1.contains("channel_id"));
+        assert!(
+            tables.channels[1].1.ends_with("&channel_id=-2147483648")
+                || !tables.channels[1].1.contains("channel_id")
+        );
     }
 
     #[test]
@@ -221,10 +236,15 @@ mod tests {
         let tables = Tables::new(0);
         let mut random = Random::for_event(0, 8);
         let n = 10_000;
-        let total: usize = (0..n).map(|_| tables.extra(&mut random, 32, 100).len()).sum();
+        let total: usize = (0..n)
+            .map(|_| tables.extra(&mut random, 32, 100).len())
+            .sum();
         let mean = total as f64 / n as f64;
         assert!((66.0..69.0).contains(&mean), "{mean}");
         assert_eq!(tables.extra(&mut random, 300, 100), "");
-        assert!(tables.extra_pool.bytes().all(|b| (b'H'..=b'z').contains(&b)));
+        assert!(tables
+            .extra_pool
+            .bytes()
+            .all(|b| (b'H'..=b'z').contains(&b)));
     }
 }

@@ -824,8 +824,14 @@ fn field_access_name(expr: &sql::Expr, relations: &[String]) -> Option<String> {
     let qualified = parts
         .first()
         .is_some_and(|p| relations.contains(&p.value.to_ascii_lowercase()));
-    let fields = if qualified { parts.len() - 1 } else { parts.len() };
-    (fields >= 2).then(|| parts.last().map(|p| p.value.clone())).flatten()
+    let fields = if qualified {
+        parts.len() - 1
+    } else {
+        parts.len()
+    };
+    (fields >= 2)
+        .then(|| parts.last().map(|p| p.value.clone()))
+        .flatten()
 }
 
 /// Names unaliased computed select items `EXPR$<position>` as Calcite does (DataFusion would
