@@ -80,7 +80,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
         reset_peak_rss();
         let cpu_before = cpu_seconds();
         let started = Instant::now();
-        if let Err(e) = riffle_runtime::run_blocking(&graph, std::future::pending()) {
+        if let Err(e) = riffle_runtime::run_blocking(&graph, None, std::future::pending()) {
             eprintln!("error: {query} failed: {e}");
             return ExitCode::from(1);
         }
