@@ -1,10 +1,12 @@
 //! The `riffle` binary: a thin clap front over Riffle's library crates.
 
+mod bench;
 mod check;
 mod compat;
 mod explain;
 mod export;
 mod migrate;
+mod nexmark;
 mod run;
 mod topic;
 
@@ -36,6 +38,10 @@ enum Command {
     Export(export::ExportArgs),
     /// Run the Flink conformance suite on the engine (`compat run compat-tests/`).
     Compat(compat::CompatArgs),
+    /// Generate Nexmark events into files (`nexmark gen`).
+    Nexmark(nexmark::NexmarkArgs),
+    /// Benchmark the engine (`bench nexmark --queries q0,q5 --events N`).
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,5 +54,7 @@ fn main() -> ExitCode {
         Command::Migrate(args) => migrate::run(args),
         Command::Export(args) => export::run(args),
         Command::Compat(args) => compat::run(args),
+        Command::Nexmark(args) => nexmark::run(args),
+        Command::Bench(args) => bench::run(args),
     }
 }

@@ -17,6 +17,7 @@ pub struct Blackhole;
 
 impl SinkWriter for Blackhole {
     fn write(&mut self, _batch: &ChangeBatch) -> Result<()> {
+        crate::probe::sink_received();
         Ok(())
     }
 

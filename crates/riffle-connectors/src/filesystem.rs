@@ -176,7 +176,9 @@ impl SourceReader for FileSource {
             self.decoder.report_ignored();
             return Ok(None);
         }
-        self.decoder.flush().map(Some)
+        let batch = self.decoder.flush()?;
+        crate::probe::source_emitted();
+        Ok(Some(batch))
     }
 
     fn enable_checkpointing(&mut self) -> bool {

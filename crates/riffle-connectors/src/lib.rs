@@ -5,7 +5,7 @@
 //! from the table's `WITH` clause ([`ConnectorSpec`]); an invalid option is reported when the
 //! connector is opened, which the runtime does for every connector before the job starts.
 //!
-//! Connectors: `filesystem` (formats `csv` and `json`, source and sink), `datagen`, `print`,
+//! Connectors: `filesystem` (formats `csv` and `json`, source and sink), `datagen`, `nexmark`, `print`,
 //! `blackhole`, `rocketmq` (source and sink on the embedded topic store or a real RocketMQ
 //! cluster; formats `json`, `csv`, `raw`).
 
@@ -19,8 +19,10 @@ pub mod datagen;
 pub mod filesystem;
 pub mod format;
 pub mod json;
+pub mod nexmark;
 pub mod options;
 pub mod print;
+pub mod probe;
 pub mod rocketmq;
 pub mod rows;
 pub mod snapshot;
@@ -222,6 +224,7 @@ pub fn open_source(
     match spec.connector.as_str() {
         "filesystem" => filesystem::open_source(spec, schema, subtask),
         "datagen" => datagen::open_source(spec, schema, subtask),
+        "nexmark" => nexmark::open_source(spec, schema, subtask),
         rocketmq::options::CONNECTOR => rocketmq::source::open_source(spec, schema, subtask),
         other => Err(ConnectorError::new(format!(
             "unsupported feature: connector '{other}' as a source (table '{}')",

@@ -77,7 +77,14 @@ impl RowDecoder {
             .fields()
             .iter()
             .map(|f| {
-                ColumnBuilder::new(f.data_type()).map_err(|t| {
+                let row_in_csv = matches!(format, TextFormat::Csv(_))
+                    && matches!(f.data_type(), DataType::Struct(_));
+                let builder = if row_in_csv {
+                    Err(f.data_type().to_string())
+                } else {
+                    ColumnBuilder::new(f.data_type())
+                };
+                builder.map_err(|t| {
                     ConnectorError::new(format!(
                         "unsupported feature: column '{}' of type {t} in the {} format (table '{table}')",
                         f.name(),
@@ -203,15 +210,8 @@ impl RowDecoder {
         }
         for (i, builder) in self.builders.iter_mut().enumerate() {
             let name = self.schema.field(i).name();
-            let text = match object.get(name) {
-                None | Some(serde_json::Value::Null) => {
-                    builder.append_null();
-                    continue;
-                }
-                Some(serde_json::Value::String(s)) => s.clone(),
-                Some(other) => other.to_string(),
-            };
-            if let Err(e) = builder.append_text(&text, options.timestamp_style) {
+            let value = object.get(name).unwrap_or(&serde_json::Value::Null);
+            if let Err(e) = builder.append_json(value, options.timestamp_style) {
                 if !options.ignore_parse_errors {
                     return Err(ConnectorError::new(format!(
                         "Failed to deserialize JSON '{record}' of table '{}' at {}: field '{name}': {e}",
@@ -219,7 +219,6 @@ impl RowDecoder {
                         location()
                     )));
                 }
-                builder.append_null();
                 self.null_fields += 1;
             }
         }

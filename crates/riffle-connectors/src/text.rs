@@ -3,11 +3,13 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder, Float64Builder,
-    Int16Builder, Int32Builder, Int64Builder, Int8Builder, StringBuilder, Time32MillisecondBuilder,
-    TimestampMicrosecondBuilder, TimestampMillisecondBuilder, TimestampNanosecondBuilder,
+    make_array, Array, ArrayRef, BooleanBufferBuilder, BooleanBuilder, Date32Builder,
+    Decimal128Builder, Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder,
+    Int8Builder, StringBuilder, StructArray, Time32MillisecondBuilder, TimestampMicrosecondBuilder,
+    TimestampMillisecondBuilder, TimestampNanosecondBuilder,
 };
-use arrow::datatypes::{DataType, TimeUnit};
+use arrow::buffer::NullBuffer;
+use arrow::datatypes::{DataType, Fields, TimeUnit};
 
 use crate::format::days_from_civil;
 
@@ -50,6 +52,8 @@ pub enum ColumnBuilder {
     TimestampUs(TimestampMicrosecondBuilder, Option<Arc<str>>),
     /// TIMESTAMP(p) / TIMESTAMP_LTZ(p) in nanoseconds
     TimestampNs(TimestampNanosecondBuilder, Option<Arc<str>>),
+    /// ROW (JSON objects only): the fields, their builders and which rows are non-NULL
+    Row(Fields, Vec<ColumnBuilder>, BooleanBufferBuilder),
 }
 
 impl ColumnBuilder {
@@ -78,8 +82,50 @@ impl ColumnBuilder {
             DataType::Timestamp(TimeUnit::Nanosecond, tz) => {
                 ColumnBuilder::TimestampNs(TimestampNanosecondBuilder::new(), tz.clone())
             }
+            DataType::Struct(fields) => ColumnBuilder::Row(
+                fields.clone(),
+                fields
+                    .iter()
+                    .map(|f| ColumnBuilder::new(f.data_type()))
+                    .collect::<Result<_, _>>()?,
+                BooleanBufferBuilder::new(0),
+            ),
             other => return Err(other.to_string()),
         })
+    }
+
+    /// Appends a JSON value: NULL for `null`, a ROW's fields by name from an object (missing
+    /// fields are NULL), other values as their text. Always appends one value: on error NULL,
+    /// and the error is returned (a ROW with a bad field becomes NULL).
+    pub fn append_json(
+        &mut self,
+        value: &serde_json::Value,
+        style: TimestampStyle,
+    ) -> Result<(), String> {
+        use serde_json::Value;
+        let result = match (&mut *self, value) {
+            (_, Value::Null) => {
+                self.append_null();
+                return Ok(());
+            }
+            (ColumnBuilder::Row(fields, children, valid), Value::Object(object)) => {
+                let mut first_error = None;
+                for (field, child) in fields.iter().zip(children.iter_mut()) {
+                    let v = object.get(field.name()).unwrap_or(&Value::Null);
+                    if let Err(e) = child.append_json(v, style) {
+                        first_error.get_or_insert(format!("field '{}': {e}", field.name()));
+                    }
+                }
+                valid.append(first_error.is_none());
+                return first_error.map_or(Ok(()), Err);
+            }
+            (_, Value::String(text)) => self.append_text(text, style),
+            (_, other) => self.append_text(&other.to_string(), style),
+        };
+        if result.is_err() {
+            self.append_null();
+        }
+        result
     }
 
     /// Appends NULL.
@@ -99,6 +145,10 @@ impl ColumnBuilder {
             ColumnBuilder::TimestampMs(b, _) => b.append_null(),
             ColumnBuilder::TimestampUs(b, _) => b.append_null(),
             ColumnBuilder::TimestampNs(b, _) => b.append_null(),
+            ColumnBuilder::Row(_, children, valid) => {
+                valid.append(false);
+                children.iter_mut().for_each(ColumnBuilder::append_null);
+            }
         }
     }
 
@@ -131,6 +181,7 @@ impl ColumnBuilder {
             ColumnBuilder::TimestampNs(b, tz) => {
                 b.append_value(parse_timestamp(t, style, tz.is_some())?)
             }
+            ColumnBuilder::Row(..) => return Err("a ROW value must be a JSON object".to_string()),
         }
         Ok(())
     }
@@ -156,8 +207,34 @@ impl ColumnBuilder {
             ColumnBuilder::TimestampMs(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
             ColumnBuilder::TimestampUs(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
             ColumnBuilder::TimestampNs(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
+            ColumnBuilder::Row(fields, children, valid) => {
+                let nulls = NullBuffer::new(valid.finish());
+                let children = children
+                    .iter_mut()
+                    .map(|c| null_where_parent_is(c.finish()?, &nulls))
+                    .collect::<Result<Vec<_>, String>>()?;
+                Arc::new(
+                    StructArray::try_new(fields.clone(), children, Some(nulls))
+                        .map_err(|e| e.to_string())?,
+                )
+            }
         })
     }
+}
+
+/// `child` with NULL wherever its ROW is NULL: a NULL ROW's fields read as NULL, as in Flink.
+fn null_where_parent_is(child: ArrayRef, parent: &NullBuffer) -> Result<ArrayRef, String> {
+    if parent.null_count() == 0 {
+        return Ok(child);
+    }
+    let data = child.to_data();
+    let nulls = NullBuffer::union(Some(parent), data.nulls());
+    let data = data
+        .into_builder()
+        .nulls(nulls)
+        .build()
+        .map_err(|e| e.to_string())?;
+    Ok(make_array(data))
 }
 
 fn parse_int<T: std::str::FromStr>(t: &str) -> Result<T, String> {
@@ -343,5 +420,45 @@ mod tests {
         assert!(ms("2020-04-15T08:05:00", TimestampStyle::Sql).is_err());
         assert!(ms("2020-04-15 08:05", TimestampStyle::Sql).is_err());
         assert!(ms("2020-02-30 08:05:00", TimestampStyle::Sql).is_err());
+    }
+}
+
+#[cfg(test)]
+mod json_row_tests {
+    use super::*;
+    use arrow::array::AsArray;
+    use arrow::datatypes::{Field, Int32Type};
+
+    fn row_builder() -> ColumnBuilder {
+        let fields = Fields::from(vec![
+            Field::new("a", DataType::Int32, true),
+            Field::new("s", DataType::Utf8, true),
+        ]);
+        ColumnBuilder::new(&DataType::Struct(fields)).unwrap()
+    }
+
+    #[test]
+    fn json_objects_fill_rows_and_null_rows_null_their_fields() {
+        let mut b = row_builder();
+        let style = TimestampStyle::Sql;
+        b.append_json(&serde_json::json!({"a": 1, "s": "x"}), style)
+            .unwrap();
+        b.append_json(&serde_json::Value::Null, style).unwrap();
+        b.append_json(&serde_json::json!({"a": 3}), style).unwrap();
+        let err = b.append_json(&serde_json::json!({"a": "nope", "s": "y"}), style);
+        assert!(err.unwrap_err().contains("field 'a'"));
+        let err = b.append_json(&serde_json::json!(5), style);
+        assert!(err.is_err());
+        let array = b.finish().unwrap();
+        let rows = array.as_struct();
+        assert_eq!(rows.len(), 5);
+        let valid: Vec<bool> = (0..5).map(|i| rows.is_valid(i)).collect();
+        assert_eq!(valid, [true, false, true, false, false]);
+        let a = rows.column(0).as_primitive::<Int32Type>();
+        assert_eq!(a.value(0), 1);
+        assert!(a.is_null(1) && a.is_null(3) && a.is_null(4));
+        let s = rows.column(1).as_string::<i32>();
+        // The bad row's good field is hidden by the NULL row.
+        assert!(s.is_null(2) && s.is_null(3));
     }
 }

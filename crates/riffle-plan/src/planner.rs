@@ -772,6 +772,71 @@ fn locate(query: &sql::Query, message: &str) -> Option<Span> {
     found
 }
 
+/// Names (lower-cased) of the relations and aliases a `FROM` clause brings into scope.
+fn relation_names(from: &[sql::TableWithJoins]) -> Vec<String> {
+    fn add(factor: &sql::TableFactor, out: &mut Vec<String>) {
+        match factor {
+            sql::TableFactor::Table { name, alias, .. } => {
+                if let Some(last) = name.0.last().and_then(|p| p.as_ident()) {
+                    out.push(last.value.to_ascii_lowercase());
+                }
+                if let Some(a) = alias {
+                    out.push(a.name.value.to_ascii_lowercase());
+                }
+            }
+            other => {
+                let alias = match other {
+                    sql::TableFactor::Derived { alias, .. }
+                    | sql::TableFactor::TableFunction { alias, .. }
+                    | sql::TableFactor::Function { alias, .. }
+                    | sql::TableFactor::UNNEST { alias, .. } => alias.as_ref(),
+                    sql::TableFactor::NestedJoin {
+                        table_with_joins,
+                        alias,
+                    } => {
+                        add(&table_with_joins.relation, out);
+                        for j in &table_with_joins.joins {
+                            add(&j.relation, out);
+                        }
+                        alias.as_ref()
+                    }
+                    _ => None,
+                };
+                if let Some(a) = alias {
+                    out.push(a.name.value.to_ascii_lowercase());
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for t in from {
+        add(&t.relation, &mut out);
+        for j in &t.joins {
+            add(&j.relation, &mut out);
+        }
+    }
+    out
+}
+
+/// The output name of an unaliased nested field access (`row_col.field`, `t.row_col.field`):
+/// the last field. `None` for plain `column` / `relation.column` references.
+fn field_access_name(expr: &sql::Expr, relations: &[String]) -> Option<String> {
+    let sql::Expr::CompoundIdentifier(parts) = expr else {
+        return None;
+    };
+    let qualified = parts
+        .first()
+        .is_some_and(|p| relations.contains(&p.value.to_ascii_lowercase()));
+    let fields = if qualified {
+        parts.len() - 1
+    } else {
+        parts.len()
+    };
+    (fields >= 2)
+        .then(|| parts.last().map(|p| p.value.clone()))
+        .flatten()
+}
+
 /// Names unaliased computed select items `EXPR$<position>` as Calcite does (DataFusion would
 /// reject two equal unaliased expressions).
 fn name_expressions(query: &mut sql::Query) {
@@ -782,9 +847,16 @@ fn name_expressions(query: &mut sql::Query) {
     fn name_set_expr(body: &mut SetExpr) {
         match body {
             SetExpr::Select(select) => {
+                let relations = relation_names(&select.from);
                 for (i, item) in select.projection.iter_mut().enumerate() {
                     if let SelectItem::UnnamedExpr(expr) = item {
-                        if !matches!(
+                        if let Some(field) = field_access_name(expr, &relations) {
+                            // Calcite names `row_column.field` after the field.
+                            *item = SelectItem::ExprWithAlias {
+                                expr: expr.clone(),
+                                alias: sql::Ident::with_quote('`', field),
+                            };
+                        } else if !matches!(
                             expr,
                             sql::Expr::Identifier(_) | sql::Expr::CompoundIdentifier(_)
                         ) {
