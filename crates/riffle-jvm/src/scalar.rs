@@ -5,7 +5,7 @@ use arrow::datatypes::DataType;
 use jni::objects::{GlobalRef, JObject, JValue};
 
 use crate::columns;
-use crate::vm::{class_loader, jvm, string_array, with_env};
+use crate::vm::{jvm, resolve_call, with_env};
 use crate::{JvmError, Result};
 
 /// A Java `ScalarFunction` instance with the `eval` overload Flink's rules choose for the SQL
@@ -32,30 +32,14 @@ impl JavaScalarFunction {
     /// type strings such as `INT`, `DECIMAL(10, 2)`); `name` is the SQL name used in errors.
     pub fn resolve(name: &str, class: &str, jars: &[String], arg_types: &[String]) -> Result<Self> {
         let context = || format!("Java function '{name}' ({class})");
-        let call = with_env(&context, |env| {
-            let loader = class_loader(env, jars)?;
-            let class_name = env.new_string(class)?;
-            let types = string_array(env, arg_types)?;
-            let call = env
-                .call_static_method(
-                    "riffle/jvm/Bridge",
-                    "scalar",
-                    "(Ljava/lang/ClassLoader;Ljava/lang/String;[Ljava/lang/String;)Lriffle/jvm/ScalarCall;",
-                    &[
-                        JValue::Object(&loader),
-                        JValue::Object(&class_name),
-                        JValue::Object(&types),
-                    ],
-                )?
-                .l()?;
-            env.new_global_ref(call)
-        })?;
-        let result_type = with_env(&context, |env| {
-            let s = env
-                .call_method(call.as_obj(), "resultType", "()Ljava/lang/String;", &[])?
-                .l()?;
-            Ok(String::from(env.get_string(&s.into())?))
-        })?;
+        let (call, result_type) = resolve_call(
+            &context,
+            "scalar",
+            "riffle/jvm/ScalarCall",
+            class,
+            jars,
+            arg_types,
+        )?;
         Ok(Self {
             name: name.to_string(),
             class: class.to_string(),

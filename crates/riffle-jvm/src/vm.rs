@@ -3,7 +3,7 @@
 use std::ffi::{c_void, CString};
 use std::sync::OnceLock;
 
-use jni::objects::{JObject, JValue};
+use jni::objects::{GlobalRef, JObject, JValue};
 use jni::sys;
 use jni::{JNIEnv, JavaVM};
 
@@ -169,4 +169,44 @@ pub fn function_kind(class: &str, jars: &[String]) -> Result<String> {
             .l()?;
         Ok(String::from(env.get_string(&kind.into())?))
     })
+}
+
+/// Asks the bridge (`Bridge.<bridge_method>`) to load `class` from `jars` and pick its methods
+/// for the SQL argument types; returns the bridge's call object (a `call_class`) and the
+/// function's SQL result type. Shared by every kind of Java function.
+pub(crate) fn resolve_call(
+    context: &dyn Fn() -> String,
+    bridge_method: &str,
+    call_class: &str,
+    class: &str,
+    jars: &[String],
+    arg_types: &[String],
+) -> Result<(GlobalRef, String)> {
+    let signature =
+        format!("(Ljava/lang/ClassLoader;Ljava/lang/String;[Ljava/lang/String;)L{call_class};");
+    let call = with_env(context, |env| {
+        let loader = class_loader(env, jars)?;
+        let class_name = env.new_string(class)?;
+        let types = string_array(env, arg_types)?;
+        let call = env
+            .call_static_method(
+                "riffle/jvm/Bridge",
+                bridge_method,
+                &signature,
+                &[
+                    JValue::Object(&loader),
+                    JValue::Object(&class_name),
+                    JValue::Object(&types),
+                ],
+            )?
+            .l()?;
+        env.new_global_ref(call)
+    })?;
+    let result_type = with_env(context, |env| {
+        let s = env
+            .call_method(call.as_obj(), "resultType", "()Ljava/lang/String;", &[])?
+            .l()?;
+        Ok(String::from(env.get_string(&s.into())?))
+    })?;
+    Ok((call, result_type))
 }
