@@ -8,6 +8,7 @@ mod export;
 mod migrate;
 mod nexmark;
 mod run;
+mod savepoint;
 mod topic;
 
 use std::process::ExitCode;
@@ -26,6 +27,8 @@ struct Cli {
 enum Command {
     /// Run a Flink SQL job natively: every INSERT (and statement set) as one job.
     Run(run::RunArgs),
+    /// Copy a job's newest completed checkpoint into a savepoint (`run --from-savepoint`).
+    Savepoint(savepoint::SavepointArgs),
     /// Print the job graph a Flink SQL script plans to (text or Graphviz dot).
     Explain(explain::ExplainArgs),
     /// Report what each Flink SQL job uses and whether Riffle runs it (for CI).
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Run(args) => run::run(args),
+        Command::Savepoint(args) => savepoint::run(args),
         Command::Explain(args) => explain::run(args),
         Command::Topic(args) => topic::run(args),
         Command::Migrate(args) => migrate::run(args),

@@ -26,6 +26,10 @@ pub struct RunArgs {
     /// checkpoint of its id.
     #[arg(long = "job-id", value_name = "ID")]
     job_id: Option<String>,
+    /// Start from this savepoint (`riffle savepoint`) or checkpoint directory instead of the
+    /// job's newest checkpoint (needs checkpointing on).
+    #[arg(long = "from-savepoint", value_name = "DIR")]
+    from_savepoint: Option<PathBuf>,
 }
 
 /// Runs `riffle run` and returns its exit code.
@@ -64,7 +68,23 @@ pub fn run(args: RunArgs) -> ExitCode {
         Err(code) => return code,
     };
     let job_id = job_id(args.job_id.as_deref(), &graph, &format!("{prelude}{sql}"));
-    match riffle_runtime::run_blocking(&graph, Some(job_id), std::future::pending()) {
+    if args.from_savepoint.is_some()
+        && !graph
+            .config
+            .contains_key("execution.checkpointing.interval")
+    {
+        eprintln!(
+            "error: --from-savepoint needs checkpointing: set 'execution.checkpointing.interval'"
+        );
+        return ExitCode::from(2);
+    }
+    let options = riffle_runtime::RunOptions {
+        print_target: riffle_runtime::PrintTarget::Stdout,
+        job_id: Some(job_id),
+        from_savepoint: args.from_savepoint,
+        ..Default::default()
+    };
+    match riffle_runtime::run_blocking_with(&graph, options, std::future::pending()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: job failed: {e}");

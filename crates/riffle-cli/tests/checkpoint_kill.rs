@@ -87,9 +87,10 @@ fn sorted_messages(dir: &Path, topic: &str) -> Vec<String> {
     lines
 }
 
-#[test]
-fn killed_job_resumes_with_exactly_once_output() {
-    let dir = std::env::temp_dir().join(format!("riffle-kill-test-{}", std::process::id()));
+/// A fresh working directory holding the input topic `clicks`; returns it with the sorted
+/// output of an uninterrupted run.
+fn prepare(name: &str) -> (WorkDir, Vec<String>) {
+    let dir = std::env::temp_dir().join(format!("riffle-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create work dir");
     let work = WorkDir(dir);
@@ -135,10 +136,12 @@ fn killed_job_resumes_with_exactly_once_output() {
     ok(dir, &["run", "reference.sql", "--job-id", "reference"]);
     let expected = sorted_messages(dir, "totals_reference");
     assert_eq!(expected.len(), ROWS, "one upsert message per input row");
+    (work, expected)
+}
 
-    // The same job, killed twice after a checkpoint, then run to its end.
-    std::fs::write(dir.join("faulty.sql"), job("faulty", "totals_faulty")).unwrap();
-    let args = [
+/// Starts `riffle run faulty.sql` (job id `faulty`, RocksDB state).
+fn spawn_faulty(dir: &Path, extra: &[&str]) -> Child {
+    let mut args = vec![
         "run",
         "faulty.sql",
         "--job-id",
@@ -146,13 +149,24 @@ fn killed_job_resumes_with_exactly_once_output() {
         "--set",
         "state.backend.type=rocksdb",
     ];
+    args.extend_from_slice(extra);
+    riffle(dir, &args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn riffle")
+}
+
+#[test]
+fn killed_job_resumes_with_exactly_once_output() {
+    let (work, expected) = prepare("kill-test");
+    let dir = work.0.as_path();
+
+    // The same job, killed twice after a checkpoint, then run to its end.
+    std::fs::write(dir.join("faulty.sql"), job("faulty", "totals_faulty")).unwrap();
     let mut kills = 0;
     for _ in 0..2 {
-        let mut child = riffle(dir, &args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn riffle");
+        let mut child = spawn_faulty(dir, &[]);
         let seen = latest_checkpoint(dir, "faulty");
         if wait_for_checkpoint(&mut child, dir, "faulty", seen) {
             child.kill().expect("SIGKILL riffle");
@@ -161,8 +175,112 @@ fn killed_job_resumes_with_exactly_once_output() {
         child.wait().expect("reap riffle");
     }
     eprintln!("killed the job {kills} time(s) mid-run");
-    ok(dir, &args);
+    let status = spawn_faulty(dir, &[]).wait().expect("run riffle");
+    assert!(status.success());
     let actual = sorted_messages(dir, "totals_faulty");
     assert_eq!(actual.len(), expected.len(), "messages lost or duplicated");
     assert!(actual == expected, "the recovered run's output differs");
+}
+
+#[test]
+fn a_killed_job_moves_to_a_new_job_id_through_a_savepoint() {
+    let (work, expected) = prepare("savepoint-test");
+    let dir = work.0.as_path();
+    std::fs::write(dir.join("faulty.sql"), job("faulty", "totals_faulty")).unwrap();
+    let mut child = spawn_faulty(dir, &[]);
+    let killed = wait_for_checkpoint(&mut child, dir, "faulty", None);
+    if killed {
+        child.kill().expect("SIGKILL riffle");
+    }
+    child.wait().expect("reap riffle");
+    let savepoint = ok(dir, &["savepoint", "faulty", "--target", "savepoints"]);
+    let savepoint = savepoint.trim();
+    assert!(
+        savepoint.starts_with("savepoints/savepoint-faulty-"),
+        "{savepoint}"
+    );
+    std::fs::remove_dir_all(dir.join(".riffle/checkpoints/faulty")).unwrap();
+    ok(
+        dir,
+        &[
+            "run",
+            "faulty.sql",
+            "--job-id",
+            "moved",
+            "--set",
+            "state.backend.type=rocksdb",
+            "--from-savepoint",
+            savepoint,
+        ],
+    );
+    let actual = sorted_messages(dir, "totals_faulty");
+    assert_eq!(actual.len(), expected.len(), "messages lost or duplicated");
+    assert!(actual == expected, "the moved run's output differs");
+}
+
+/// The soak: the kill test's scenario `RIFFLE_SOAK_RUNS` times (default 100), each a fresh
+/// job killed with SIGKILL once or twice at random moments (not only after a checkpoint), then
+/// run to its end; every run's output must equal the uninterrupted run's.
+/// `nice cargo test -p riffle-cli --test checkpoint_kill -- --ignored --nocapture`.
+#[test]
+#[ignore = "long: 100 killed runs"]
+fn soak_many_runs_killed_at_random_moments() {
+    let runs: usize = std::env::var("RIFFLE_SOAK_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let (work, expected) = prepare("kill-soak");
+    let dir = work.0.as_path();
+    let mut seed: u64 = 7;
+    let mut random = move |below: u64| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % below
+    };
+    let (mut equal, mut kills) = (0, 0);
+    let started = std::time::Instant::now();
+    for run in 0..runs {
+        let (id, sink) = (format!("soak{run}"), format!("totals_soak{run}"));
+        std::fs::write(dir.join("soak.sql"), job(&id, &sink)).unwrap();
+        let args = [
+            "run",
+            "soak.sql",
+            "--job-id",
+            &id,
+            "--set",
+            "state.backend.type=rocksdb",
+        ];
+        for _ in 0..1 + random(2) {
+            let mut child = riffle(dir, &args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn riffle");
+            std::thread::sleep(Duration::from_millis(100 + random(2_400)));
+            if child.try_wait().expect("poll riffle").is_none() {
+                child.kill().expect("SIGKILL riffle");
+                kills += 1;
+            }
+            child.wait().expect("reap riffle");
+        }
+        ok(dir, &args);
+        let actual = sorted_messages(dir, &sink);
+        if actual == expected {
+            equal += 1;
+        } else {
+            eprintln!(
+                "soak run {run}: {} messages, expected {}",
+                actual.len(),
+                expected.len()
+            );
+        }
+        ok(dir, &["topic", "delete", &sink]);
+        let _ = std::fs::remove_dir_all(dir.join(".riffle/checkpoints").join(&id));
+    }
+    eprintln!(
+        "soak: {equal} of {runs} runs equal to the uninterrupted run, {kills} SIGKILLs, {} s",
+        started.elapsed().as_secs()
+    );
+    assert_eq!(equal, runs);
 }

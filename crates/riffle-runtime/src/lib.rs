@@ -20,6 +20,7 @@ mod state_codec;
 mod task;
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -59,6 +60,9 @@ pub struct RunOptions {
     pub stop: StopHandle,
     /// The job's id, naming its checkpoints (default: a hash of the job graph).
     pub job_id: Option<String>,
+    /// A savepoint (or checkpoint) directory to start from instead of the job's newest
+    /// checkpoint.
+    pub from_savepoint: Option<PathBuf>,
 }
 
 /// Runs `graph` to completion (bounded inputs) or until `options.stop` is requested.
@@ -74,6 +78,24 @@ pub async fn run(graph: &JobGraph, options: RunOptions) -> Result<(), RuntimeErr
 pub fn run_blocking<F>(
     graph: &JobGraph,
     job_id: Option<String>,
+    extra_stop: F,
+) -> Result<(), RuntimeError>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let options = RunOptions {
+        print_target: PrintTarget::Stdout,
+        job_id,
+        ..RunOptions::default()
+    };
+    run_blocking_with(graph, options, extra_stop)
+}
+
+/// [`run_blocking`] with every option (its stop handle is replaced by one that Ctrl-C and
+/// `extra_stop` trigger).
+pub fn run_blocking_with<F>(
+    graph: &JobGraph,
+    options: RunOptions,
     extra_stop: F,
 ) -> Result<(), RuntimeError>
 where
@@ -97,15 +119,7 @@ where
             }
             watcher.stop();
         });
-        let result = run(
-            graph,
-            RunOptions {
-                print_target: PrintTarget::Stdout,
-                stop,
-                job_id,
-            },
-        )
-        .await;
+        let result = run(graph, RunOptions { stop, ..options }).await;
         signal.abort();
         result
     })

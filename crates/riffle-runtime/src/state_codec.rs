@@ -65,6 +65,35 @@ impl ScalarCodec {
             .map(|c| ScalarValue::try_from_array(c.as_ref(), 0).map_err(RuntimeError::from))
             .collect()
     }
+
+    /// Writes one value of a one-type codec that may be absent (`None`, or an untyped NULL).
+    pub fn write_optional(
+        &self,
+        w: &mut StateWriter,
+        value: Option<&ScalarValue>,
+    ) -> Result<(), RuntimeError> {
+        match value.filter(|v| !matches!(v, ScalarValue::Null)) {
+            Some(v) => {
+                w.bool(true);
+                self.write(w, std::slice::from_ref(v))
+            }
+            None => {
+                w.bool(false);
+                Ok(())
+            }
+        }
+    }
+
+    /// Reads a value written by [`Self::write_optional`].
+    pub fn read_optional(
+        &self,
+        r: &mut StateReader<'_>,
+    ) -> Result<Option<ScalarValue>, RuntimeError> {
+        if !r.bool()? {
+            return Ok(None);
+        }
+        Ok(self.read(r)?.into_iter().next())
+    }
 }
 
 #[cfg(test)]

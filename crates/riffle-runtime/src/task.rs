@@ -14,7 +14,7 @@ use tokio::sync::mpsc::{self, Receiver, Sender};
 use tokio::task::JoinSet;
 
 use crate::checkpoint::coordinator::{commit_all, Coordinator, Report, SourceCommand};
-use crate::checkpoint::storage::{CheckpointStore, OperatorMeta, Restored};
+use crate::checkpoint::storage::{read_checkpoint, CheckpointStore, OperatorMeta, Restored};
 use crate::checkpoint::{fingerprint, CheckpointConfig, TaskId};
 use crate::exchange::{EdgeOutput, Envelope, Message, Output};
 use crate::operators::{self, Emit, StreamOperator};
@@ -90,6 +90,7 @@ impl Checkpointing {
         graph: &JobGraph,
         config: CheckpointConfig,
         stop: &StopHandle,
+        savepoint: Option<&std::path::Path>,
     ) -> Result<Self, RuntimeError> {
         let store = CheckpointStore::new(&config.root, &config.job_id);
         let operators: Vec<OperatorMeta> = graph
@@ -101,12 +102,21 @@ impl Checkpointing {
                 parallelism: op.parallelism,
             })
             .collect();
-        let restored = store.latest()?;
+        let restored = match savepoint {
+            Some(dir) => Some(read_checkpoint(dir)?),
+            None => store.latest()?,
+        };
         if let Some(r) = &restored {
             check_compatible(r, &operators, &config.job_id)?;
         }
         store.clean()?;
-        let next = restored.as_ref().map_or(1, |r| r.metadata.checkpoint + 1);
+        // Numbers go on after both the restored checkpoint and any of the job's own.
+        let newest = store.newest_number()?.unwrap_or(0);
+        let next = restored
+            .as_ref()
+            .map_or(0, |r| r.metadata.checkpoint)
+            .max(newest)
+            + 1;
         let (reports, rx) = std_mpsc::channel();
         Ok(Self {
             coordinator: Coordinator {
@@ -176,7 +186,7 @@ pub fn build(
     let stop = &options.stop;
     let ops = &graph.operators;
     let mut checkpointing = checkpoint
-        .map(|c| Checkpointing::new(graph, c, stop))
+        .map(|c| Checkpointing::new(graph, c, stop, options.from_savepoint.as_deref()))
         .transpose()?;
     // One receiver per subtask.
     let mut senders: Vec<Vec<Sender<Envelope>>> = Vec::with_capacity(ops.len());
@@ -283,9 +293,12 @@ pub fn build(
                             &state_context(graph, checkpointing.as_ref(), task_id)?,
                         )?,
                     };
-                    if checkpointing.is_some() && !operator.supports_checkpoints() {
+                    if let Some(reason) = checkpointing
+                        .as_ref()
+                        .and_then(|_| operator.checkpoint_unsupported())
+                    {
                         return Err(RuntimeError::new(format!(
-                            "unsupported feature: checkpointing a job with operator {} ({}): its state cannot be checkpointed yet",
+                            "unsupported feature: checkpointing a job with operator {} ({}): {reason}",
                             op.id,
                             fingerprint(op)
                         )));
@@ -361,6 +374,7 @@ fn state_context(
                 working_dir: dir.join("work").join(name),
                 ephemeral: false,
                 checkpoint_dir: Some(dir),
+                restore_dir: c.restored.as_ref().map(|r| r.dir.clone()),
                 task,
             }
         }
@@ -371,6 +385,7 @@ fn state_context(
                 .join(name),
             ephemeral: true,
             checkpoint_dir: None,
+            restore_dir: None,
             task,
         },
     })

@@ -14,6 +14,7 @@ fn run(sql: &str) -> Vec<String> {
         print_target: PrintTarget::Capture(lines.clone()),
         stop: StopHandle::default(),
         job_id: None,
+        from_savepoint: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -14,6 +14,7 @@ fn run(sql: &str) -> Result<Vec<String>, String> {
         print_target: PrintTarget::Capture(lines.clone()),
         stop: StopHandle::default(),
         job_id: None,
+        from_savepoint: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -170,6 +171,7 @@ INSERT INTO b SELECT id FROM g;";
         print_target: PrintTarget::Stdout,
         stop: stop.clone(),
         job_id: None,
+        from_savepoint: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -8,6 +8,7 @@
 //! checkpoint ([`storage`]) and then has the sinks' committers publish the transactions.
 
 pub mod coordinator;
+pub mod savepoint;
 pub mod storage;
 
 use std::path::PathBuf;

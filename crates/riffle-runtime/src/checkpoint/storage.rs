@@ -194,6 +194,11 @@ impl CheckpointStore {
         Ok(())
     }
 
+    /// The number of the newest checkpoint directory, complete or not.
+    pub fn newest_number(&self) -> Result<Option<u64>, RuntimeError> {
+        Ok(self.list()?.last().map(|(n, _)| *n))
+    }
+
     /// Reads the newest completed checkpoint, if any.
     pub fn latest(&self) -> Result<Option<Restored>, RuntimeError> {
         let Some((n, _)) = self.list()?.into_iter().rev().find(|(_, c)| *c) else {

@@ -128,6 +128,17 @@ impl Calls {
         Ok(())
     }
 
+    /// Why the accumulators cannot be checkpointed: a Java aggregate's accumulator is a Java
+    /// object Riffle cannot serialize.
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        self.calls.iter().find_map(|c| c.user.as_ref()).map(|user| {
+            format!(
+                "its Java aggregate function {} keeps its accumulators as Java objects, which cannot be checkpointed",
+                user.name
+            )
+        })
+    }
+
     /// Codecs of the calls' argument values (for checkpoints).
     fn arg_codecs(&self) -> Result<Vec<Option<ScalarCodec>>, RuntimeError> {
         self.arg_types
@@ -246,6 +257,15 @@ pub(super) fn key_columns(batch: &RecordBatch, keys: &[usize]) -> Vec<ArrayRef> 
         .collect()
 }
 
+/// The column types of `schema`.
+pub(super) fn field_types(schema: &SchemaRef) -> Vec<DataType> {
+    schema
+        .fields()
+        .iter()
+        .map(|f| f.data_type().clone())
+        .collect()
+}
+
 /// The converter of a key made of `types` (see [`key_columns`] for the empty key).
 pub(super) fn group_converter(types: &[DataType]) -> Result<RowConverter, RuntimeError> {
     if types.is_empty() {
@@ -319,8 +339,8 @@ impl WindowAggregate {
 }
 
 impl StreamOperator for WindowAggregate {
-    fn supports_checkpoints(&self) -> bool {
-        true
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        self.calls.checkpoint_unsupported()
     }
 
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
@@ -499,8 +519,8 @@ impl GroupAggregate {
 }
 
 impl StreamOperator for GroupAggregate {
-    fn supports_checkpoints(&self) -> bool {
-        true
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        self.calls.checkpoint_unsupported()
     }
 
     fn snapshot(&mut self, checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
@@ -587,6 +607,8 @@ pub struct SessionWindowAggregate {
     gap: i64,
     calls: Calls,
     converter: RowConverter,
+    /// Encodes a session's key values (all group keys, for checkpoints).
+    key_codec: ScalarCodec,
     sessions: HashMap<OwnedRow, Vec<Session>>,
     watermark: i64,
     schema: SchemaRef,
@@ -614,7 +636,12 @@ impl SessionWindowAggregate {
             .iter()
             .filter_map(|k| input.fields().get(*k).map(|f| f.data_type().clone()))
             .collect();
+        let key_types: Vec<DataType> = keys
+            .iter()
+            .filter_map(|k| input.fields().get(*k).map(|f| f.data_type().clone()))
+            .collect();
         Ok(Self {
+            key_codec: ScalarCodec::new(&key_types)?,
             keys: keys.to_vec(),
             window,
             session_keys,
@@ -630,6 +657,50 @@ impl SessionWindowAggregate {
 }
 
 impl StreamOperator for SessionWindowAggregate {
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        self.calls.checkpoint_unsupported()
+    }
+
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let codecs = self.calls.arg_codecs()?;
+        let mut w = StateWriter::new();
+        w.i64(self.watermark);
+        w.length(self.sessions.len());
+        for (row, sessions) in &self.sessions {
+            w.bytes(row.row().data());
+            w.length(sessions.len());
+            for s in sessions {
+                w.i64(s.start);
+                w.i64(s.end);
+                self.key_codec.write(&mut w, &s.key)?;
+                Calls::write_accs(&codecs, &s.accs, &mut w)?;
+            }
+        }
+        Ok(w.finish())
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
+        let codecs = self.calls.arg_codecs()?;
+        let mut r = StateReader::new(state, "a session window aggregation");
+        self.watermark = r.i64()?;
+        self.sessions.clear();
+        for _ in 0..r.length()? {
+            let row = self.converter.parser().parse(r.bytes()?).owned();
+            let n = r.length()?;
+            let mut sessions = Vec::with_capacity(n);
+            for _ in 0..n {
+                sessions.push(Session {
+                    start: r.i64()?,
+                    end: r.i64()?,
+                    key: self.key_codec.read(&mut r)?,
+                    accs: self.calls.read_accs(&codecs, &mut r)?,
+                });
+            }
+            self.sessions.insert(row, sessions);
+        }
+        Ok(r.finish()?)
+    }
+
     fn process(
         &mut self,
         _input: usize,
@@ -733,6 +804,8 @@ pub struct TopN {
     converter: RowConverter,
     /// The best rows, sorted: sort key bytes and row values.
     best: Vec<(OwnedRow, Vec<ScalarValue>)>,
+    /// Encodes a row's values (for checkpoints).
+    row_codec: ScalarCodec,
     schema: SchemaRef,
 }
 
@@ -762,12 +835,37 @@ impl TopN {
             fetch,
             converter: RowConverter::new(fields)?,
             best: Vec::new(),
+            row_codec: ScalarCodec::new(&field_types(input))?,
             schema: input.clone(),
         })
     }
 }
 
 impl StreamOperator for TopN {
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        None
+    }
+
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut w = StateWriter::new();
+        w.length(self.best.len());
+        for (key, values) in &self.best {
+            w.bytes(key.row().data());
+            self.row_codec.write(&mut w, values)?;
+        }
+        Ok(w.finish())
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
+        let mut r = StateReader::new(state, "a Top-N");
+        self.best.clear();
+        for _ in 0..r.length()? {
+            let key = self.converter.parser().parse(r.bytes()?).owned();
+            self.best.push((key, self.row_codec.read(&mut r)?));
+        }
+        Ok(r.finish()?)
+    }
+
     fn process(
         &mut self,
         _input: usize,
@@ -797,5 +895,136 @@ impl StreamOperator for TopN {
             emitted.push(RowKind::Insert, &values, &[]);
         }
         emitted.emit(&self.schema, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow::array::{Int32Array, TimestampMillisecondArray};
+    use arrow::datatypes::{Field, Schema, TimeUnit};
+    use riffle_plan::{AggregateFunction, SortKey};
+
+    use super::super::resume::{assert_resumes_anywhere, Step};
+    use super::*;
+
+    fn ts() -> DataType {
+        DataType::Timestamp(TimeUnit::Millisecond, None)
+    }
+
+    /// Input `(k INT, v INT, ts TIMESTAMP(3))`.
+    fn input() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int32, true),
+            Field::new("v", DataType::Int32, true),
+            Field::new("ts", ts(), true),
+        ]))
+    }
+
+    fn rows(rows: &[(i32, i32, i64)]) -> Step {
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int32Array::from(
+                rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+            )),
+            Arc::new(Int32Array::from(
+                rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+            )),
+            Arc::new(TimestampMillisecondArray::from(
+                rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+            )),
+        ];
+        let batch = RecordBatch::try_new(input(), columns).expect("batch");
+        Step::Rows(0, ChangeBatch::inserts(batch))
+    }
+
+    fn call(function: AggregateFunction, distinct: bool) -> AggregateCall {
+        AggregateCall {
+            function,
+            arg: Some(1),
+            distinct,
+            filter: None,
+            name: "a".into(),
+            data_type: "BIGINT".into(),
+            user: None,
+            separator: None,
+        }
+    }
+
+    fn steps() -> Vec<Step> {
+        vec![
+            rows(&[(1, 10, 1), (1, 20, 4), (2, 5, 2)]),
+            Step::Watermark(3),
+            rows(&[(1, 30, 12), (2, 6, 20), (1, 7, 8)]),
+            Step::Watermark(14),
+            rows(&[(1, 40, 15), (2, 8, 6), (2, 1, 26)]),
+            Step::Watermark(40),
+        ]
+    }
+
+    #[test]
+    fn session_windows_resume_from_a_snapshot() {
+        // Keys k, window_start, window_end; the rowtime plays both window columns.
+        let output = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int32, true),
+            Field::new("window_start", ts(), true),
+            Field::new("window_end", ts(), true),
+            Field::new("s", DataType::Int64, true),
+            Field::new("m", DataType::Int32, true),
+            Field::new("d", DataType::Int64, true),
+        ]));
+        let make = || {
+            Box::new(
+                SessionWindowAggregate::new(
+                    &[0, 2, 2],
+                    (1, 2),
+                    5,
+                    &[
+                        call(AggregateFunction::Sum, false),
+                        call(AggregateFunction::Max, false),
+                        call(AggregateFunction::Count, true),
+                    ],
+                    &input(),
+                    output.clone(),
+                    WindowClock(None),
+                )
+                .expect("operator"),
+            ) as Box<dyn StreamOperator>
+        };
+        let out = assert_resumes_anywhere(&make, &steps());
+        assert!(
+            out.iter().filter(|l| l.starts_with("+I")).count() >= 4,
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn global_top_n_resumes_from_a_snapshot() {
+        let order = [SortKey {
+            column: 1,
+            ascending: false,
+            nulls_first: false,
+        }];
+        let make = || Box::new(TopN::new(&order, 2, &input()).expect("operator")) as _;
+        let out = assert_resumes_anywhere(&make, &steps());
+        assert!(out.iter().any(|l| l.starts_with("-D")), "{out:?}");
+    }
+
+    #[test]
+    fn java_aggregates_are_refused_for_checkpoints_by_name() {
+        let mut java = call(AggregateFunction::Sum, false);
+        java.user = Some(riffle_plan::UserAggregate {
+            name: "MyAgg".into(),
+            class: "com.example.MyAgg".into(),
+            jars: Vec::new(),
+            args: vec![1],
+            arg_types: vec!["INT".into()],
+        });
+        let calls = Calls {
+            calls: vec![java],
+            arg_types: vec![Some(DataType::Int32)],
+            out_types: vec![DataType::Int64],
+            java: vec![None],
+        };
+        let reason = calls.checkpoint_unsupported().unwrap_or_default();
+        assert!(reason.contains("Java aggregate function MyAgg"), "{reason}");
     }
 }

@@ -27,6 +27,9 @@ pub struct StateContext {
     pub ephemeral: bool,
     /// The job's checkpoint directory (holding `chk-<n>`), when the job checkpoints.
     pub checkpoint_dir: Option<PathBuf>,
+    /// The checkpoint or savepoint directory the job restores from (RocksDB checkpoints are
+    /// found there).
+    pub restore_dir: Option<PathBuf>,
     /// The subtask.
     pub task: TaskId,
 }
@@ -219,14 +222,18 @@ impl<V> GroupStore<V> {
             }
             (ROCKSDB, GroupStore::Backend(store)) => {
                 let relative = r.str()?;
-                let Some(job_dir) = store.context.checkpoint_dir.clone() else {
+                // The RocksDB checkpoint sits next to the state file (also in a savepoint).
+                let name = std::path::Path::new(&relative)
+                    .file_name()
+                    .ok_or_else(|| RuntimeError::new("corrupted keyed state (RocksDB path)"))?;
+                let Some(restore_dir) = store.context.restore_dir.clone() else {
                     return Err(RuntimeError::new("RocksDB state: no checkpoint directory"));
                 };
                 drop(store.db.take());
                 store.db = Some(RocksDbBackend::open(
                     &store.context.working_dir,
                     &[store.table],
-                    Some(&job_dir.join(relative)),
+                    Some(&restore_dir.join(name)),
                 )?);
             }
             (ROCKSDB, GroupStore::Memory(_)) => {

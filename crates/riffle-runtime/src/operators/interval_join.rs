@@ -17,9 +17,12 @@ use datafusion::physical_expr::PhysicalExpr;
 use riffle_connectors::{ChangeBatch, RowKind};
 use riffle_plan::JoinSpec;
 
-use super::aggregate::RowsOut;
+use riffle_connectors::snapshot::{StateReader, StateWriter};
+
+use super::aggregate::{field_types, RowsOut};
 use super::join::{nulls, row_values, JoinKeys, PairCondition};
 use super::{millis, Emit, StreamOperator};
+use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
 
 /// Cached rows of one side by row time, each with "has been joined" flag.
@@ -60,7 +63,53 @@ pub struct IntervalJoin {
     timers: BTreeSet<(i64, Box<[u8]>)>,
     watermark: i64,
     padding: [Vec<ScalarValue>; 2],
+    /// Encode each side's rows (for checkpoints).
+    codecs: [ScalarCodec; 2],
     schema: SchemaRef,
+}
+
+/// Writes one side's cached rows.
+fn write_cache(
+    cache: &Cache,
+    codec: &ScalarCodec,
+    w: &mut StateWriter,
+) -> Result<(), RuntimeError> {
+    w.length(cache.len());
+    for (time, rows) in cache {
+        w.i64(*time);
+        w.length(rows.len());
+        for (row, joined) in rows {
+            codec.write(w, row)?;
+            w.bool(*joined);
+        }
+    }
+    Ok(())
+}
+
+/// Reads one side's cached rows written by [`write_cache`].
+fn read_cache(codec: &ScalarCodec, r: &mut StateReader<'_>) -> Result<Cache, RuntimeError> {
+    let mut cache = Cache::new();
+    for _ in 0..r.length()? {
+        let time = r.i64()?;
+        let n = r.length()?;
+        let mut rows = Vec::with_capacity(n);
+        for _ in 0..n {
+            rows.push((codec.read(r)?, r.bool()?));
+        }
+        cache.insert(time, rows);
+    }
+    Ok(cache)
+}
+
+fn write_timer(w: &mut StateWriter, timer: Option<i64>) {
+    w.bool(timer.is_some());
+    w.i64(timer.unwrap_or(0));
+}
+
+fn read_timer(r: &mut StateReader<'_>) -> Result<Option<i64>, RuntimeError> {
+    let set = r.bool()?;
+    let at = r.i64()?;
+    Ok(set.then_some(at))
 }
 
 impl IntervalJoin {
@@ -89,6 +138,10 @@ impl IntervalJoin {
             timers: BTreeSet::new(),
             watermark: i64::MIN,
             padding: [nulls(inputs[0])?, nulls(inputs[1])?],
+            codecs: [
+                ScalarCodec::new(&field_types(inputs[0]))?,
+                ScalarCodec::new(&field_types(inputs[1]))?,
+            ],
             schema,
         })
     }
@@ -239,6 +292,53 @@ impl IntervalJoin {
 }
 
 impl StreamOperator for IntervalJoin {
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        None
+    }
+
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut w = StateWriter::new();
+        w.i64(self.watermark);
+        w.i64(self.expiration[0]);
+        w.i64(self.expiration[1]);
+        w.length(self.timers.len());
+        for (at, key) in &self.timers {
+            w.i64(*at);
+            w.bytes(key);
+        }
+        w.length(self.states.len());
+        for (key, state) in &self.states {
+            w.bytes(key);
+            for side in 0..2 {
+                write_cache(&state.caches[side], &self.codecs[side], &mut w)?;
+                write_timer(&mut w, state.timers[side]);
+            }
+        }
+        Ok(w.finish())
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
+        let mut r = StateReader::new(state, "an interval join");
+        self.watermark = r.i64()?;
+        self.expiration = [r.i64()?, r.i64()?];
+        self.timers.clear();
+        for _ in 0..r.length()? {
+            let at = r.i64()?;
+            self.timers.insert((at, Box::from(r.bytes()?)));
+        }
+        self.states.clear();
+        for _ in 0..r.length()? {
+            let key: Box<[u8]> = Box::from(r.bytes()?);
+            let mut state = KeyState::default();
+            for side in 0..2 {
+                state.caches[side] = read_cache(&self.codecs[side], &mut r)?;
+                state.timers[side] = read_timer(&mut r)?;
+            }
+            self.states.insert(key, state);
+        }
+        Ok(r.finish()?)
+    }
+
     fn process(
         &mut self,
         input: usize,
@@ -355,5 +455,51 @@ mod tests {
         out.clear();
         op.watermark(116, &mut out).unwrap();
         assert_eq!(lines(&out), ["+I[2, b, 100, null, null, null]", "WM 106"]);
+    }
+
+    use super::super::resume::{assert_resumes_anywhere, Step};
+
+    #[test]
+    fn interval_joins_resume_from_a_snapshot() {
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        let steps = [
+            Step::Rows(
+                0,
+                batch(
+                    &l,
+                    &[(Insert, Some(1), "a", 100), (Insert, Some(2), "b", 100)],
+                ),
+            ),
+            Step::Rows(
+                1,
+                batch(
+                    &r,
+                    &[(Insert, Some(1), "x", 110), (Insert, Some(3), "y", 95)],
+                ),
+            ),
+            Step::Watermark(104),
+            Step::Rows(
+                0,
+                batch(
+                    &l,
+                    &[(Insert, Some(3), "c", 96), (Insert, Some(1), "d", 112)],
+                ),
+            ),
+            Step::Rows(
+                1,
+                batch(
+                    &r,
+                    &[(Insert, Some(1), "z", 112), (Insert, Some(2), "w", 140)],
+                ),
+            ),
+            Step::Watermark(116),
+            Step::Rows(0, batch(&l, &[(Insert, Some(2), "e", 135)])),
+            Step::Watermark(200),
+        ];
+        for join_type in [JoinType::Inner, JoinType::Left, JoinType::Full] {
+            let make = || Box::new(interval(join_type)) as Box<dyn StreamOperator>;
+            let out = assert_resumes_anywhere(&make, &steps);
+            assert!(out.iter().any(|l| l.starts_with("+I")), "{out:?}");
+        }
     }
 }

@@ -19,7 +19,7 @@ use datafusion::physical_expr::PhysicalExpr;
 use riffle_connectors::{ChangeBatch, RowKind};
 use riffle_plan::{JoinSpec, JoinType};
 
-use super::aggregate::RowsOut;
+use super::aggregate::{field_types, RowsOut};
 use super::{evaluate, Emit, StreamOperator};
 use crate::exchange::key_converter;
 use riffle_connectors::snapshot::{StateReader, StateWriter};
@@ -281,7 +281,7 @@ impl Join {
             condition: PairCondition::new(condition, combined),
             sides: [SideRows::default(), SideRows::default()],
             padding: [nulls(inputs[0])?, nulls(inputs[1])?],
-            side_types: [types(inputs[0]), types(inputs[1])],
+            side_types: [field_types(inputs[0]), field_types(inputs[1])],
             schema,
         })
     }
@@ -465,14 +465,6 @@ impl Join {
     }
 }
 
-fn types(schema: &SchemaRef) -> Vec<DataType> {
-    schema
-        .fields()
-        .iter()
-        .map(|f| f.data_type().clone())
-        .collect()
-}
-
 impl SideRows {
     fn write(&self, codec: &ScalarCodec, w: &mut StateWriter) -> Result<(), RuntimeError> {
         w.length(self.rows.len());
@@ -508,8 +500,8 @@ impl SideRows {
 }
 
 impl StreamOperator for Join {
-    fn supports_checkpoints(&self) -> bool {
-        true
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        None
     }
 
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {

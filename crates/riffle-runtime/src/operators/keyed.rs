@@ -3,12 +3,13 @@
 //! The OVER, rank and deduplication operators reach their state only through [`KeyedState`],
 //! so that a persistent state backend can replace the map without touching them.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use arrow::array::ArrayRef;
 use arrow::datatypes::DataType;
 use arrow::record_batch::RecordBatch;
 use arrow::row::{OwnedRow, RowConverter, Rows};
+use riffle_connectors::snapshot::{StateReader, StateWriter};
 
 use super::aggregate::{group_converter, key_columns};
 use crate::task::RuntimeError;
@@ -58,4 +59,68 @@ impl<V> KeyedState<V> {
     pub(super) fn remove(&mut self, key: &OwnedRow) -> Option<V> {
         self.values.remove(key)
     }
+
+    /// The key whose encoded bytes are `bytes` (as [`Self::keys`] encodes it).
+    pub(super) fn key_of(&self, bytes: &[u8]) -> OwnedRow {
+        self.converter.parser().parse(bytes).owned()
+    }
+
+    /// Writes every key with its value (for checkpoints).
+    pub(super) fn write(
+        &self,
+        w: &mut StateWriter,
+        mut value: impl FnMut(&V, &mut StateWriter) -> Result<(), RuntimeError>,
+    ) -> Result<(), RuntimeError> {
+        w.length(self.values.len());
+        for (key, v) in &self.values {
+            w.bytes(key.row().data());
+            value(v, w)?;
+        }
+        Ok(())
+    }
+
+    /// Replaces every value with those written by [`Self::write`].
+    pub(super) fn read(
+        &mut self,
+        r: &mut StateReader<'_>,
+        mut value: impl FnMut(&mut StateReader<'_>) -> Result<V, RuntimeError>,
+    ) -> Result<(), RuntimeError> {
+        self.values.clear();
+        for _ in 0..r.length()? {
+            let key = self.key_of(r.bytes()?);
+            let v = value(r)?;
+            self.values.insert(key, v);
+        }
+        Ok(())
+    }
+}
+
+/// Writes timers: keys waiting per time, in order.
+pub(super) fn write_timers(w: &mut StateWriter, timers: &BTreeMap<i64, Vec<OwnedRow>>) {
+    w.length(timers.len());
+    for (time, keys) in timers {
+        w.i64(*time);
+        w.length(keys.len());
+        for key in keys {
+            w.bytes(key.row().data());
+        }
+    }
+}
+
+/// Reads timers written by [`write_timers`]; `key_of` decodes a key.
+pub(super) fn read_timers(
+    r: &mut StateReader<'_>,
+    key_of: impl Fn(&[u8]) -> OwnedRow,
+) -> Result<BTreeMap<i64, Vec<OwnedRow>>, RuntimeError> {
+    let mut timers = BTreeMap::new();
+    for _ in 0..r.length()? {
+        let time = r.i64()?;
+        let n = r.length()?;
+        let mut keys = Vec::with_capacity(n);
+        for _ in 0..n {
+            keys.push(key_of(r.bytes()?));
+        }
+        timers.insert(time, keys);
+    }
+    Ok(timers)
 }

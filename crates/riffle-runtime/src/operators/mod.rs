@@ -7,6 +7,8 @@ mod join;
 mod keyed;
 mod over;
 mod rank;
+#[cfg(test)]
+mod resume;
 mod window_join;
 
 use std::sync::Arc;
@@ -61,10 +63,11 @@ pub trait StreamOperator: Send {
         Ok(())
     }
 
-    /// Whether [`Self::snapshot`] and [`Self::restore`] work; a job with an operator that
-    /// cannot be checkpointed is refused when checkpointing is on.
-    fn supports_checkpoints(&self) -> bool {
-        false
+    /// Why [`Self::snapshot`] and [`Self::restore`] cannot work for this operator (`None`:
+    /// they work); a job with an operator that cannot be checkpointed is refused when
+    /// checkpointing is on, with this reason.
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        Some("its state cannot be checkpointed yet".to_string())
     }
 
     /// The operator's state at barrier `checkpoint` (empty: no state).
@@ -81,8 +84,8 @@ pub trait StreamOperator: Send {
 /// Implements the checkpoint methods of a stateless operator.
 macro_rules! stateless {
     () => {
-        fn supports_checkpoints(&self) -> bool {
-            true
+        fn checkpoint_unsupported(&self) -> Option<String> {
+            None
         }
 
         fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
@@ -493,8 +496,8 @@ impl StreamOperator for WatermarkAssigner {
         Ok(())
     }
 
-    fn supports_checkpoints(&self) -> bool {
-        true
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        None
     }
 
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
@@ -611,8 +614,8 @@ struct Limit {
 }
 
 impl StreamOperator for Limit {
-    fn supports_checkpoints(&self) -> bool {
-        true
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        None
     }
 
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
@@ -700,8 +703,8 @@ impl StreamOperator for SinkOperator {
         Ok(self.writer.finish()?)
     }
 
-    fn supports_checkpoints(&self) -> bool {
-        true
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        None
     }
 
     /// The sink's transaction: the coordinator commits it once the checkpoint is complete.

@@ -15,13 +15,17 @@ use datafusion::common::ScalarValue;
 use riffle_connectors::{ChangeBatch, RowKind};
 use riffle_plan::over::{OverCall, OverFunction, OverSpec};
 
+use riffle_connectors::snapshot::{StateReader, StateWriter};
+
 use super::aggregate::{key_values, RowsOut};
-use super::keyed::KeyedState;
+use super::keyed::{read_timers, write_timers, KeyedState};
 use super::{millis, Emit, StreamOperator};
 use crate::accumulator::Accumulator;
+use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
 
 /// The running state of one call in one partition.
+#[derive(Clone)]
 enum CallState {
     Aggregate(Accumulator),
     RowNumber(i64),
@@ -33,6 +37,7 @@ enum CallState {
 
 /// One partition: rows waiting for the watermark, the rows of the current frame (bounded
 /// frames only) and every call's state.
+#[derive(Clone)]
 struct Partition {
     waiting: BTreeMap<i64, Vec<Vec<ScalarValue>>>,
     frame: VecDeque<(i64, Vec<ScalarValue>)>,
@@ -41,12 +46,118 @@ struct Partition {
     last_fired: i64,
 }
 
+/// The encoders of an OVER aggregation's state.
+struct Codecs {
+    row: ScalarCodec,
+    args: Vec<Option<ScalarCodec>>,
+}
+
+impl Codecs {
+    fn write_partition(&self, p: &Partition, w: &mut StateWriter) -> Result<(), RuntimeError> {
+        w.i64(p.last_fired);
+        w.length(p.waiting.len());
+        for (time, rows) in &p.waiting {
+            w.i64(*time);
+            w.length(rows.len());
+            for row in rows {
+                self.row.write(w, row)?;
+            }
+        }
+        w.length(p.frame.len());
+        for (time, row) in &p.frame {
+            w.i64(*time);
+            self.row.write(w, row)?;
+        }
+        for (call, codec) in p.calls.iter().zip(&self.args) {
+            match call {
+                CallState::Aggregate(acc) => acc.write_state(w, codec.as_ref())?,
+                CallState::RowNumber(n) => w.i64(*n),
+                CallState::Value(v) => self.write_value(w, codec.as_ref(), v.as_ref())?,
+                CallState::Lag(history) => {
+                    w.length(history.len());
+                    for v in history {
+                        self.write_value(w, codec.as_ref(), Some(v))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn write_value(
+        &self,
+        w: &mut StateWriter,
+        codec: Option<&ScalarCodec>,
+        value: Option<&ScalarValue>,
+    ) -> Result<(), RuntimeError> {
+        match codec {
+            Some(c) => c.write_optional(w, value),
+            None => {
+                w.bool(false);
+                Ok(())
+            }
+        }
+    }
+
+    fn read_value(
+        &self,
+        r: &mut StateReader<'_>,
+        codec: Option<&ScalarCodec>,
+    ) -> Result<Option<ScalarValue>, RuntimeError> {
+        match codec {
+            Some(c) => c.read_optional(r),
+            None => {
+                r.bool()?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Reads a partition into `fresh` (a new partition with the calls' initial states).
+    fn read_partition(
+        &self,
+        mut fresh: Partition,
+        r: &mut StateReader<'_>,
+    ) -> Result<Partition, RuntimeError> {
+        fresh.last_fired = r.i64()?;
+        for _ in 0..r.length()? {
+            let time = r.i64()?;
+            let n = r.length()?;
+            let mut rows = Vec::with_capacity(n);
+            for _ in 0..n {
+                rows.push(self.row.read(r)?);
+            }
+            fresh.waiting.insert(time, rows);
+        }
+        for _ in 0..r.length()? {
+            let time = r.i64()?;
+            fresh.frame.push_back((time, self.row.read(r)?));
+        }
+        for (call, codec) in fresh.calls.iter_mut().zip(&self.args) {
+            match call {
+                CallState::Aggregate(acc) => acc.read_state(r, codec.as_ref())?,
+                CallState::RowNumber(n) => *n = r.i64()?,
+                CallState::Value(v) => *v = self.read_value(r, codec.as_ref())?,
+                CallState::Lag(history) => {
+                    for _ in 0..r.length()? {
+                        let v = self.read_value(r, codec.as_ref())?;
+                        history.push_back(v.unwrap_or(ScalarValue::Null));
+                    }
+                }
+            }
+        }
+        Ok(fresh)
+    }
+}
+
 /// An OVER aggregation subtask.
 pub(super) struct OverAggregate {
     spec: OverSpec,
     arg_types: Vec<Option<DataType>>,
     out_types: Vec<DataType>,
     partitions: KeyedState<Partition>,
+    /// Encode rows and each call's argument values (for checkpoints).
+    codecs: Codecs,
     /// Partitions with rows waiting, by time.
     timers: BTreeMap<i64, Vec<OwnedRow>>,
     watermark: i64,
@@ -66,7 +177,7 @@ impl OverAggregate {
             .iter()
             .map(|f| f.data_type().clone())
             .collect();
-        let arg_types = spec
+        let arg_types: Vec<Option<DataType>> = spec
             .calls
             .iter()
             .map(|c| c.arg.and_then(|a| types.get(a).cloned()))
@@ -80,11 +191,23 @@ impl OverAggregate {
                     .ok_or_else(|| RuntimeError::new("OVER output column out of range"))
             })
             .collect::<Result<_, _>>()?;
+        let codecs = Codecs {
+            row: ScalarCodec::new(&types)?,
+            args: arg_types
+                .iter()
+                .map(|t: &Option<DataType>| {
+                    t.as_ref()
+                        .map(|t| ScalarCodec::new(std::slice::from_ref(t)))
+                        .transpose()
+                })
+                .collect::<Result<_, _>>()?,
+        };
         Ok(Self {
             spec: spec.clone(),
             arg_types,
             out_types,
             partitions: KeyedState::new(&spec.partition, &types)?,
+            codecs,
             timers: BTreeMap::new(),
             watermark: i64::MIN,
             width: types.len(),
@@ -281,6 +404,31 @@ fn values(
 }
 
 impl StreamOperator for OverAggregate {
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        None
+    }
+
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut w = StateWriter::new();
+        w.i64(self.watermark);
+        write_timers(&mut w, &self.timers);
+        let codecs = &self.codecs;
+        self.partitions
+            .write(&mut w, |p, w| codecs.write_partition(p, w))?;
+        Ok(w.finish())
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
+        let mut r = StateReader::new(state, "an OVER aggregation");
+        self.watermark = r.i64()?;
+        self.timers = read_timers(&mut r, |b| self.partitions.key_of(b))?;
+        let template = self.fresh();
+        let codecs = &self.codecs;
+        self.partitions
+            .read(&mut r, |r| codecs.read_partition(template.clone(), r))?;
+        Ok(r.finish()?)
+    }
+
     fn process(
         &mut self,
         _input: usize,
@@ -478,5 +626,52 @@ mod tests {
         assert_eq!(fire(&mut op, 1_000), [(1, 1)]);
         feed(&mut op, &[(2, 5, 1_000), (1, 2, 3_000)]);
         assert_eq!(fire(&mut op, i64::MAX), [(2, 3)]);
+    }
+
+    use super::super::resume::{assert_resumes_anywhere, Step};
+
+    fn rows(rows: &[(i32, i32, i64)]) -> Step {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int32, true),
+            Field::new("v", DataType::Int32, true),
+            Field::new("ts", DataType::Timestamp(TimeUnit::Millisecond, None), true),
+        ]));
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int32Array::from(
+                rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+            )),
+            Arc::new(Int32Array::from(
+                rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+            )),
+            Arc::new(TimestampMillisecondArray::from(
+                rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+            )),
+        ];
+        let batch = RecordBatch::try_new(schema, columns).expect("batch");
+        Step::Rows(0, ChangeBatch::inserts(batch))
+    }
+
+    #[test]
+    fn every_frame_resumes_from_a_snapshot() {
+        let steps = [
+            rows(&[(1, 10, 1), (1, 20, 2), (2, 5, 2), (1, 7, 2)]),
+            Step::Watermark(1),
+            rows(&[(1, 30, 3), (2, 6, 3), (2, 1, 1)]),
+            Step::Watermark(2),
+            rows(&[(1, 40, 5), (2, 8, 6), (1, 2, 9)]),
+            Step::Watermark(6),
+            Step::Watermark(i64::MAX),
+        ];
+        for rows_frame in [true, false] {
+            for preceding in [None, Some(1), Some(3)] {
+                let frame = OverFrame {
+                    rows: rows_frame,
+                    preceding,
+                };
+                let make = || Box::new(operator(frame)) as Box<dyn StreamOperator>;
+                let out = assert_resumes_anywhere(&make, &steps);
+                assert!(out.iter().filter(|l| l.starts_with("+I")).count() >= 9);
+            }
+        }
     }
 }

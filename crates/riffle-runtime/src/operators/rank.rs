@@ -12,9 +12,12 @@ use datafusion::common::ScalarValue;
 use riffle_connectors::{ChangeBatch, RowKind};
 use riffle_plan::rank::{RankSpec, RankStrategy};
 
+use riffle_connectors::snapshot::{StateReader, StateWriter};
+
 use super::aggregate::{key_columns, key_values, RowsOut};
-use super::keyed::KeyedState;
+use super::keyed::{read_timers, write_timers, KeyedState};
 use super::{millis, Emit, StreamOperator};
+use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
 
 /// Builds the operator of a [`RankSpec`]; `append_only` tells whether its input only inserts.
@@ -35,6 +38,7 @@ pub(super) fn create(
             spec: spec.clone(),
             sort: SortKeys::new(spec, input)?,
             partitions: KeyedState::new(&spec.partition, &types)?,
+            rows: ScalarCodec::new(&types)?,
             append_only,
             width,
             next_id: 0,
@@ -43,6 +47,7 @@ pub(super) fn create(
         RankStrategy::ProcTimeDedup { keep_last } => Box::new(ProcTimeDedup {
             keep_last,
             partitions: KeyedState::new(&spec.partition, &types)?,
+            rows: ScalarCodec::new(&types)?,
             width,
             schema,
         }),
@@ -50,6 +55,7 @@ pub(super) fn create(
             keep_last,
             time,
             partitions: KeyedState::new(&spec.partition, &types)?,
+            rows: ScalarCodec::new(&types)?,
             timers: BTreeMap::new(),
             watermark: i64::MIN,
             width,
@@ -64,6 +70,7 @@ pub(super) fn create(
             window_end,
             latest_first,
             partitions: KeyedState::new(&spec.partition, &types)?,
+            rows: ScalarCodec::new(&types)?,
             windows: BTreeMap::new(),
             watermark: i64::MIN,
             width,
@@ -123,6 +130,39 @@ fn push_ranked(out: &mut RowsOut, kind: RowKind, values: &[ScalarValue], rank: u
     out.push(kind, values, &[ScalarValue::Int64(Some(rank as i64))]);
 }
 
+/// Writes kept rows (for checkpoints).
+fn write_ranked(
+    codec: &ScalarCodec,
+    rows: &[Ranked],
+    w: &mut StateWriter,
+) -> Result<(), RuntimeError> {
+    w.length(rows.len());
+    for r in rows {
+        w.bytes(r.sort.row().data());
+        w.u64(r.id);
+        codec.write(w, &r.values)?;
+    }
+    Ok(())
+}
+
+/// Reads kept rows written by [`write_ranked`].
+fn read_ranked(
+    codec: &ScalarCodec,
+    sort: &SortKeys,
+    r: &mut StateReader<'_>,
+) -> Result<Vec<Ranked>, RuntimeError> {
+    let n = r.length()?;
+    let mut rows = Vec::with_capacity(n);
+    for _ in 0..n {
+        rows.push(Ranked {
+            sort: sort.converter.parser().parse(r.bytes()?).owned(),
+            id: r.u64()?,
+            values: codec.read(r)?,
+        });
+    }
+    Ok(rows)
+}
+
 /// Streaming Top-N per partition. Rows are kept sorted (ties in arrival order); after every
 /// change the kept ranks before and after are compared: with the rank number (or a range not
 /// starting at 1) each changed rank emits `-U`/`+U` (`+I` for a newly filled rank, `-D` for an
@@ -133,6 +173,8 @@ struct TopNRank {
     spec: RankSpec,
     sort: SortKeys,
     partitions: KeyedState<Vec<Ranked>>,
+    /// Encodes kept rows (for checkpoints).
+    rows: ScalarCodec,
     append_only: bool,
     width: usize,
     next_id: u64,
@@ -178,6 +220,28 @@ impl TopNRank {
 }
 
 impl StreamOperator for TopNRank {
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        None
+    }
+
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut w = StateWriter::new();
+        w.u64(self.next_id);
+        let codec = &self.rows;
+        self.partitions
+            .write(&mut w, |rows, w| write_ranked(codec, rows, w))?;
+        Ok(w.finish())
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
+        let mut r = StateReader::new(state, "a Top-N");
+        self.next_id = r.u64()?;
+        let (codec, sort) = (&self.rows, &self.sort);
+        self.partitions
+            .read(&mut r, |r| read_ranked(codec, sort, r))?;
+        Ok(r.finish()?)
+    }
+
     fn process(
         &mut self,
         _input: usize,
@@ -245,11 +309,32 @@ impl StreamOperator for TopNRank {
 struct ProcTimeDedup {
     keep_last: bool,
     partitions: KeyedState<Vec<ScalarValue>>,
+    /// Encodes kept rows (for checkpoints).
+    rows: ScalarCodec,
     width: usize,
     schema: SchemaRef,
 }
 
 impl StreamOperator for ProcTimeDedup {
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        None
+    }
+
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut w = StateWriter::new();
+        let codec = &self.rows;
+        self.partitions
+            .write(&mut w, |values, w| codec.write(w, values))?;
+        Ok(w.finish())
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
+        let mut r = StateReader::new(state, "a deduplication");
+        let codec = &self.rows;
+        self.partitions.read(&mut r, |r| codec.read(r))?;
+        Ok(r.finish()?)
+    }
+
     fn process(
         &mut self,
         _input: usize,
@@ -297,6 +382,8 @@ struct RowTimeDedup {
     keep_last: bool,
     time: usize,
     partitions: KeyedState<DedupState>,
+    /// Encodes kept rows (for checkpoints).
+    rows: ScalarCodec,
     /// Keep-first: keys waiting for the watermark, by time.
     timers: BTreeMap<i64, Vec<OwnedRow>>,
     watermark: i64,
@@ -305,6 +392,54 @@ struct RowTimeDedup {
 }
 
 impl StreamOperator for RowTimeDedup {
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        None
+    }
+
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut w = StateWriter::new();
+        w.i64(self.watermark);
+        write_timers(&mut w, &self.timers);
+        let codec = &self.rows;
+        self.partitions.write(&mut w, |state, w| {
+            match state {
+                DedupState::Pending(ts, values) => {
+                    w.u8(0);
+                    w.i64(*ts);
+                    codec.write(w, values)?;
+                }
+                DedupState::Emitted => w.u8(1),
+                DedupState::Last(ts, values) => {
+                    w.u8(2);
+                    w.i64(*ts);
+                    codec.write(w, values)?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(w.finish())
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
+        let mut r = StateReader::new(state, "a deduplication");
+        self.watermark = r.i64()?;
+        self.timers = read_timers(&mut r, |b| self.partitions.key_of(b))?;
+        let codec = &self.rows;
+        self.partitions.read(&mut r, |r| {
+            Ok(match r.u8()? {
+                0 => DedupState::Pending(r.i64()?, codec.read(r)?),
+                1 => DedupState::Emitted,
+                2 => DedupState::Last(r.i64()?, codec.read(r)?),
+                tag => {
+                    return Err(RuntimeError::new(format!(
+                        "deduplication state has an unknown tag {tag}"
+                    )))
+                }
+            })
+        })?;
+        Ok(r.finish()?)
+    }
+
     fn process(
         &mut self,
         _input: usize,
@@ -401,6 +536,8 @@ struct WindowRank {
     latest_first: bool,
     /// Encodes the partition keys (the windows hold the rows).
     partitions: KeyedState<()>,
+    /// Encodes kept rows (for checkpoints).
+    rows: ScalarCodec,
     /// Per window end, per partition key: the kept rows.
     windows: BTreeMap<i64, HashMap<OwnedRow, Vec<Ranked>>>,
     watermark: i64,
@@ -409,6 +546,42 @@ struct WindowRank {
 }
 
 impl StreamOperator for WindowRank {
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        None
+    }
+
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut w = StateWriter::new();
+        w.i64(self.watermark);
+        w.length(self.windows.len());
+        for (end, partitions) in &self.windows {
+            w.i64(*end);
+            w.length(partitions.len());
+            for (key, rows) in partitions {
+                w.bytes(key.row().data());
+                write_ranked(&self.rows, rows, &mut w)?;
+            }
+        }
+        Ok(w.finish())
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
+        let mut r = StateReader::new(state, "a window Top-N");
+        self.watermark = r.i64()?;
+        self.windows.clear();
+        for _ in 0..r.length()? {
+            let end = r.i64()?;
+            let n = r.length()?;
+            let mut partitions = HashMap::with_capacity(n);
+            for _ in 0..n {
+                let key = self.partitions.key_of(r.bytes()?);
+                partitions.insert(key, read_ranked(&self.rows, &self.sort, &mut r)?);
+            }
+            self.windows.insert(end, partitions);
+        }
+        Ok(r.finish()?)
+    }
+
     fn process(
         &mut self,
         _input: usize,
@@ -658,5 +831,68 @@ mod tests {
             &[(I, "a", 1, 5_000), (I, "a", 2, 3_000), (I, "a", 3, 5_000)],
         );
         assert_eq!(got, ["+I a 1 1", "-U a 1 1", "+U a 3 1"]);
+    }
+
+    use super::super::resume::{assert_resumes_anywhere, Step};
+
+    const U: RowKind = RowKind::UpdateBefore;
+
+    /// Steps over the test schema: rows (as `batch` takes them) or a watermark.
+    fn rows(rows: &[(RowKind, &str, i32, i64)]) -> Step {
+        Step::Rows(0, batch(rows))
+    }
+
+    fn resumes(strategy: RankStrategy, output_rank: bool, append_only: bool, steps: &[Step]) {
+        let make = || {
+            let (input, output) = schemas();
+            create(&spec(2, output_rank, strategy), &input, output, append_only).expect("operator")
+        };
+        let out = assert_resumes_anywhere(&make, steps);
+        assert!(out.iter().any(|l| !l.starts_with("WM")), "{out:?}");
+    }
+
+    #[test]
+    fn every_ranking_operator_resumes_from_a_snapshot() {
+        let updating = [
+            rows(&[(I, "a", 50, 1), (I, "a", 65, 2), (I, "b", 1, 3)]),
+            rows(&[(I, "a", 80, 4), (U, "a", 65, 2)]),
+            rows(&[(I, "b", 7, 5), (U, "a", 80, 4), (I, "a", 10, 6)]),
+        ];
+        resumes(RankStrategy::TopN, true, false, &updating);
+        resumes(RankStrategy::TopN, false, false, &updating);
+        let appends = [
+            rows(&[(I, "a", 50, 1), (I, "a", 65, 2), (I, "b", 1, 3)]),
+            Step::Watermark(2),
+            rows(&[(I, "a", 80, 4), (I, "b", 2, 1), (I, "c", 3, 9)]),
+            Step::Watermark(5),
+            rows(&[(I, "b", 9, 7), (I, "a", 90, 3), (I, "c", 4, 8)]),
+            Step::Watermark(20),
+        ];
+        resumes(RankStrategy::TopN, true, true, &appends);
+        for keep_last in [false, true] {
+            resumes(
+                RankStrategy::ProcTimeDedup { keep_last },
+                true,
+                true,
+                &appends,
+            );
+            resumes(
+                RankStrategy::RowTimeDedup { keep_last, time: 2 },
+                true,
+                true,
+                &appends,
+            );
+        }
+        for latest_first in [false, true] {
+            resumes(
+                RankStrategy::Window {
+                    window_end: 2,
+                    latest_first,
+                },
+                true,
+                true,
+                &appends,
+            );
+        }
     }
 }

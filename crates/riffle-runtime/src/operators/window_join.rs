@@ -13,9 +13,12 @@ use datafusion::physical_expr::PhysicalExpr;
 use riffle_connectors::{ChangeBatch, RowKind};
 use riffle_plan::{JoinSpec, JoinType};
 
-use super::aggregate::RowsOut;
+use riffle_connectors::snapshot::{StateReader, StateWriter};
+
+use super::aggregate::{field_types, RowsOut};
 use super::join::{nulls, row_values, JoinKeys, PairCondition};
 use super::{millis, Emit, StreamOperator};
+use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
 
 /// The buffered rows of one window and key: per side, the rows and whether their key can match.
@@ -31,6 +34,8 @@ pub struct WindowJoin {
     windows: BTreeMap<i64, HashMap<Box<[u8]>, Buffered>>,
     watermark: i64,
     padding: [Vec<ScalarValue>; 2],
+    /// Encode each side's rows (for checkpoints).
+    codecs: [ScalarCodec; 2],
     schema: SchemaRef,
 }
 
@@ -55,6 +60,10 @@ impl WindowJoin {
             windows: BTreeMap::new(),
             watermark: i64::MIN,
             padding: [nulls(inputs[0])?, nulls(inputs[1])?],
+            codecs: [
+                ScalarCodec::new(&field_types(inputs[0]))?,
+                ScalarCodec::new(&field_types(inputs[1]))?,
+            ],
             schema,
         })
     }
@@ -106,6 +115,54 @@ impl WindowJoin {
 }
 
 impl StreamOperator for WindowJoin {
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        None
+    }
+
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut w = StateWriter::new();
+        w.i64(self.watermark);
+        w.length(self.windows.len());
+        for (end, keys) in &self.windows {
+            w.i64(*end);
+            w.length(keys.len());
+            for (key, sides) in keys {
+                w.bytes(key);
+                for (rows, codec) in sides.iter().zip(&self.codecs) {
+                    w.length(rows.len());
+                    for (row, matchable) in rows {
+                        codec.write(&mut w, row)?;
+                        w.bool(*matchable);
+                    }
+                }
+            }
+        }
+        Ok(w.finish())
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
+        let mut r = StateReader::new(state, "a window join");
+        self.watermark = r.i64()?;
+        self.windows.clear();
+        for _ in 0..r.length()? {
+            let end = r.i64()?;
+            let n = r.length()?;
+            let mut keys = HashMap::with_capacity(n);
+            for _ in 0..n {
+                let key: Box<[u8]> = Box::from(r.bytes()?);
+                let mut sides: Buffered = [Vec::new(), Vec::new()];
+                for (rows, codec) in sides.iter_mut().zip(&self.codecs) {
+                    for _ in 0..r.length()? {
+                        rows.push((codec.read(&mut r)?, r.bool()?));
+                    }
+                }
+                keys.insert(key, sides);
+            }
+            self.windows.insert(end, keys);
+        }
+        Ok(r.finish()?)
+    }
+
     fn process(
         &mut self,
         input: usize,
@@ -211,5 +268,62 @@ mod tests {
             .unwrap();
         op.watermark(20, &mut out).unwrap();
         assert_eq!(lines(&out), ["WM 20"]);
+    }
+
+    use super::super::resume::{assert_resumes_anywhere, Step};
+
+    #[test]
+    fn window_joins_resume_from_a_snapshot() {
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        let steps = [
+            Step::Rows(
+                0,
+                batch(
+                    &l,
+                    &[(Insert, Some(1), "a", 10), (Insert, Some(2), "b", 10)],
+                ),
+            ),
+            Step::Rows(
+                1,
+                batch(&r, &[(Insert, Some(1), "x", 10), (Insert, None, "y", 20)]),
+            ),
+            Step::Watermark(9),
+            Step::Rows(
+                0,
+                batch(
+                    &l,
+                    &[(Insert, Some(1), "c", 20), (Insert, Some(1), "late", 10)],
+                ),
+            ),
+            Step::Rows(1, batch(&r, &[(Insert, Some(1), "z", 20)])),
+            Step::Watermark(30),
+        ];
+        for join_type in [
+            JoinType::Inner,
+            JoinType::Full,
+            JoinType::Semi,
+            JoinType::Anti,
+        ] {
+            let output = if join_type.left_only() {
+                l.clone()
+            } else {
+                combined()
+            };
+            let make = || {
+                Box::new(
+                    WindowJoin::new(
+                        &spec(join_type),
+                        [2, 2],
+                        None,
+                        [&l, &r],
+                        combined(),
+                        output.clone(),
+                    )
+                    .unwrap(),
+                ) as Box<dyn StreamOperator>
+            };
+            let out = assert_resumes_anywhere(&make, &steps);
+            assert!(out.iter().any(|l| l.starts_with("+I")), "{out:?}");
+        }
     }
 }
