@@ -3,7 +3,7 @@
 # 10 million), with the hashmap and the RocksDB state backend. Every row is a new key (datagen
 # sequence), so the last checkpoint (taken when the input is exhausted) holds KEYS groups.
 #
-#   benches/checkpoint_state_size.sh [RIFFLE_BINARY] [KEYS] [INTERVAL]
+#   benches/checkpoint_state_size.sh [RIFFLE_BINARY] [KEYS] [INTERVAL] [BACKENDS]
 #
 # Prints each checkpoint's log line (number, size of the state files, duration) and the size
 # on disk of the last completed checkpoint (RocksDB keeps its SST files there).
@@ -11,10 +11,11 @@ set -euo pipefail
 riffle=$(realpath "${1:-target/debug/riffle}")
 keys=${2:-10000000}
 interval=${3:-60 s}
+backends=${4:-hashmap rocksdb}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-for backend in hashmap rocksdb; do
+for backend in $backends; do
   cat > job.sql <<SQL
 SET 'execution.checkpointing.interval' = '$interval';
 SET 'parallelism.default' = '1';

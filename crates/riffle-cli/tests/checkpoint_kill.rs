@@ -87,9 +87,56 @@ fn sorted_messages(dir: &Path, topic: &str) -> Vec<String> {
     lines
 }
 
+/// The job: per user the three largest amounts (Top-N with rank number, an updating
+/// stream) and the latest row (deduplication keeping the last row on processing time), into
+/// upsert topics `<prefix>_top3` and `<prefix>_latest`, checkpointed every 200 ms.
+fn ranking_job(group: &str, prefix: &str) -> String {
+    format!(
+        "SET 'execution.checkpointing.interval' = '200 ms';
+SET 'parallelism.default' = '2';
+CREATE TABLE clicks (user_id STRING, amount BIGINT) WITH (
+  'connector' = 'rocketmq',
+  'rocketmq.source.topic' = 'clicks',
+  'rocketmq.source.group' = '{group}',
+  'rocketmq.source.startup.scan.mode' = 'earliest',
+  'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json'
+);
+CREATE TEMPORARY VIEW timed AS SELECT *, PROCTIME() AS pt FROM clicks;
+CREATE TABLE top3 (user_id STRING, rn BIGINT, amount BIGINT, PRIMARY KEY (user_id, rn) NOT ENFORCED)
+WITH ('connector' = 'rocketmq', 'rocketmq.sink.topic' = '{prefix}_top3', 'format' = 'json');
+CREATE TABLE latest (user_id STRING, amount BIGINT, PRIMARY KEY (user_id) NOT ENFORCED)
+WITH ('connector' = 'rocketmq', 'rocketmq.sink.topic' = '{prefix}_latest', 'format' = 'json');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO top3 SELECT user_id, rn, amount FROM (
+  SELECT user_id, amount, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY amount DESC) AS rn
+  FROM clicks) WHERE rn <= 3;
+INSERT INTO latest SELECT user_id, amount FROM (
+  SELECT user_id, amount, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY pt DESC) AS rn
+  FROM timed) WHERE rn = 1;
+END;
+"
+    )
+}
+
 /// A fresh working directory holding the input topic `clicks`; returns it with the sorted
 /// output of an uninterrupted run.
 fn prepare(name: &str) -> (WorkDir, Vec<String>) {
+    let work = write_input(name);
+    let dir = work.0.as_path();
+    std::fs::write(
+        dir.join("reference.sql"),
+        job("reference", "totals_reference"),
+    )
+    .unwrap();
+    ok(dir, &["run", "reference.sql", "--job-id", "reference"]);
+    let expected = sorted_messages(dir, "totals_reference");
+    assert_eq!(expected.len(), ROWS, "one upsert message per input row");
+    (work, expected)
+}
+
+/// A fresh working directory holding the input topic `clicks`.
+fn write_input(name: &str) -> WorkDir {
     let dir = std::env::temp_dir().join(format!("riffle-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create work dir");
@@ -127,21 +174,12 @@ fn prepare(name: &str) -> (WorkDir, Vec<String>) {
         ],
     );
 
-    // The uninterrupted run.
-    std::fs::write(
-        dir.join("reference.sql"),
-        job("reference", "totals_reference"),
-    )
-    .unwrap();
-    ok(dir, &["run", "reference.sql", "--job-id", "reference"]);
-    let expected = sorted_messages(dir, "totals_reference");
-    assert_eq!(expected.len(), ROWS, "one upsert message per input row");
-    (work, expected)
+    work
 }
 
 /// Starts `riffle run faulty.sql` (job id `faulty`, RocksDB state).
-fn spawn_faulty(dir: &Path, extra: &[&str]) -> Child {
-    let mut args = vec![
+fn spawn_faulty(dir: &Path) -> Child {
+    let args = [
         "run",
         "faulty.sql",
         "--job-id",
@@ -149,7 +187,6 @@ fn spawn_faulty(dir: &Path, extra: &[&str]) -> Child {
         "--set",
         "state.backend.type=rocksdb",
     ];
-    args.extend_from_slice(extra);
     riffle(dir, &args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -166,7 +203,7 @@ fn killed_job_resumes_with_exactly_once_output() {
     std::fs::write(dir.join("faulty.sql"), job("faulty", "totals_faulty")).unwrap();
     let mut kills = 0;
     for _ in 0..2 {
-        let mut child = spawn_faulty(dir, &[]);
+        let mut child = spawn_faulty(dir);
         let seen = latest_checkpoint(dir, "faulty");
         if wait_for_checkpoint(&mut child, dir, "faulty", seen) {
             child.kill().expect("SIGKILL riffle");
@@ -175,7 +212,7 @@ fn killed_job_resumes_with_exactly_once_output() {
         child.wait().expect("reap riffle");
     }
     eprintln!("killed the job {kills} time(s) mid-run");
-    let status = spawn_faulty(dir, &[]).wait().expect("run riffle");
+    let status = spawn_faulty(dir).wait().expect("run riffle");
     assert!(status.success());
     let actual = sorted_messages(dir, "totals_faulty");
     assert_eq!(actual.len(), expected.len(), "messages lost or duplicated");
@@ -183,11 +220,51 @@ fn killed_job_resumes_with_exactly_once_output() {
 }
 
 #[test]
+fn killed_ranking_job_resumes_with_exactly_once_output() {
+    let work = write_input("kill-rank-test");
+    let dir = work.0.as_path();
+    std::fs::write(dir.join("reference.sql"), ranking_job("reference", "ref")).unwrap();
+    ok(dir, &["run", "reference.sql", "--job-id", "reference"]);
+    std::fs::write(dir.join("faulty.sql"), ranking_job("faulty", "faulty")).unwrap();
+    let mut kills = 0;
+    for _ in 0..2 {
+        let mut child = spawn_faulty(dir);
+        let seen = latest_checkpoint(dir, "faulty");
+        if wait_for_checkpoint(&mut child, dir, "faulty", seen) {
+            child.kill().expect("SIGKILL riffle");
+            kills += 1;
+        }
+        child.wait().expect("reap riffle");
+    }
+    eprintln!("killed the ranking job {kills} time(s) mid-run");
+    let status = spawn_faulty(dir).wait().expect("run riffle");
+    assert!(status.success());
+    for sink in ["top3", "latest"] {
+        let expected = sorted_messages(dir, &format!("ref_{sink}"));
+        assert!(
+            expected.len() >= USERS as usize,
+            "{sink}: {}",
+            expected.len()
+        );
+        let actual = sorted_messages(dir, &format!("faulty_{sink}"));
+        assert_eq!(
+            actual.len(),
+            expected.len(),
+            "{sink}: messages lost or duplicated"
+        );
+        assert!(
+            actual == expected,
+            "{sink}: the recovered run's output differs"
+        );
+    }
+}
+
+#[test]
 fn a_killed_job_moves_to_a_new_job_id_through_a_savepoint() {
     let (work, expected) = prepare("savepoint-test");
     let dir = work.0.as_path();
     std::fs::write(dir.join("faulty.sql"), job("faulty", "totals_faulty")).unwrap();
-    let mut child = spawn_faulty(dir, &[]);
+    let mut child = spawn_faulty(dir);
     let killed = wait_for_checkpoint(&mut child, dir, "faulty", None);
     if killed {
         child.kill().expect("SIGKILL riffle");
