@@ -313,6 +313,9 @@ impl Analyzer {
                     t = match access {
                         AccessExpr::Subscript(Subscript::Index { index }) => {
                             self.type_expr(index, cx);
+                            if matches!(t.kind, TypeKind::Array(_)) {
+                                self.check_array_index(index);
+                            }
                             element_type(&t)
                         }
                         AccessExpr::Dot(Expr::Identifier(field)) => field_type(&t, &field.value),
@@ -466,6 +469,17 @@ impl Analyzer {
             ty = next;
         }
         Typed::of(ty)
+    }
+
+    /// Flink rejects a literal array index below 1 while validating (`arr[0]`, `arr[-1]`).
+    fn check_array_index(&mut self, index: &Expr) {
+        if let Some(i) = crate::functions::integer_literal(index).filter(|i| *i < 1) {
+            self.error(
+                "invalid-array-index",
+                format!("Array element access needs an index starting at 1 but was {i}."),
+                span_of(index),
+            );
+        }
     }
 
     /// `MAP[k1, v1, k2, v2, ...]`: `MAP<common key type, common value type> NOT NULL`.

@@ -87,7 +87,8 @@ pub(crate) fn is_window_auxiliary_call(f: &Function) -> bool {
 
 /// A `TABLE t` / `MODEL m` argument or a `DESCRIPTOR(c)` call.
 pub(crate) fn names_something(e: &Expr) -> bool {
-    matches!(e, Expr::Prefixed { .. })
+    // `MAP[k, v, ...]` parses as a prefixed expression too, but it is a value.
+    (matches!(e, Expr::Prefixed { .. }) && riffle_sql::dialect::map_constructor_args(e).is_none())
         || matches!(e, Expr::Function(f) if function_name(f).eq_ignore_ascii_case("DESCRIPTOR"))
 }
 
@@ -463,6 +464,19 @@ impl Analyzer {
                 let e = self.apply_rule(inner, spec, signature, args, f);
                 wrap_known(e, |e| TypeKind::Array(Box::new(e)))
             }
+            ReturnRule::ArrayAdding(array, element) => match arg(*array) {
+                DataType {
+                    kind: TypeKind::Array(e),
+                    nullable,
+                } => DataType {
+                    kind: TypeKind::Array(Box::new(DataType {
+                        nullable: e.nullable || arg(*element).nullable,
+                        ..*e
+                    })),
+                    nullable,
+                },
+                _ => unknown(),
+            },
             ReturnRule::MultisetOf(inner) => {
                 let e = self.apply_rule(inner, spec, signature, args, f);
                 wrap_known(e, |e| TypeKind::Multiset(Box::new(e)))
@@ -603,7 +617,7 @@ fn scalar_result(
 }
 
 /// The value of an integer literal (possibly negated).
-fn integer_literal(e: &Expr) -> Option<i32> {
+pub(crate) fn integer_literal(e: &Expr) -> Option<i32> {
     match e {
         Expr::Value(v) => match &v.value {
             sqlparser::ast::Value::Number(n, _) => n.parse().ok(),

@@ -192,6 +192,9 @@ pub enum ReturnRule {
     ArrayOf(Box<ReturnRule>),
     /// `MULTISET_OF(rule)`: a multiset whose elements follow `rule`.
     MultisetOf(Box<ReturnRule>),
+    /// `ARRAY_ADDING(ARGn, ARGm)`: the array argument `n` with argument `m` added as an element
+    /// (`ARRAY_APPEND`, `ARRAY_PREPEND`): `n`'s type, its element made nullable when `m` is.
+    ArrayAdding(usize, usize),
     /// `MAP_OF(rule, rule)`: a map with the given key and value rules.
     MapOf(Box<ReturnRule>, Box<ReturnRule>),
     /// `ROW_OF_ARGS`: a row whose fields have the argument types.
@@ -254,6 +257,17 @@ impl ReturnRule {
                 "FIELD_OF" => arg_rule(ReturnRule::FieldOf),
                 "ARRAY_OF" => Ok(ReturnRule::ArrayOf(Box::new(ReturnRule::parse(inner)?))),
                 "MULTISET_OF" => Ok(ReturnRule::MultisetOf(Box::new(ReturnRule::parse(inner)?))),
+                "ARRAY_ADDING" => {
+                    let index = |t: &str| {
+                        t.trim()
+                            .strip_prefix("ARG")
+                            .ok_or_else(|| "`ARRAY_ADDING` takes two ARGn arguments".to_string())
+                            .and_then(parse_index)
+                    };
+                    let (array, element) = split_top_level_comma(inner)
+                        .ok_or_else(|| "`ARRAY_ADDING` takes two ARGn arguments".to_string())?;
+                    Ok(ReturnRule::ArrayAdding(index(array)?, index(element)?))
+                }
                 "MAP_OF" => {
                     let (k, v) = split_top_level_comma(inner)
                         .ok_or_else(|| "`MAP_OF` takes two rules".to_string())?;
@@ -341,7 +355,8 @@ fn call_parts(text: &str) -> Option<(&str, &str)> {
     let open = text.find('(')?;
     let inner = text.strip_suffix(')')?.get(open + 1..)?;
     let name = text.get(..open)?;
-    name.ends_with("_OF").then_some((name, inner))
+    // Type names take parameters too (`DECIMAL(10, 2)`); rules end in `_OF` or are listed.
+    (name.ends_with("_OF") || name == "ARRAY_ADDING").then_some((name, inner))
 }
 
 /// Splits `a, b` at the first comma outside brackets.
@@ -652,6 +667,11 @@ mod tests {
             ReturnRule::parse("ARRAY_OF(ELEMENT_OF(ARG0))"),
             Ok(ReturnRule::ArrayOf(Box::new(ReturnRule::ElementOf(0))))
         );
+        assert_eq!(
+            ReturnRule::parse("ARRAY_ADDING(ARG0, ARG1)"),
+            Ok(ReturnRule::ArrayAdding(0, 1))
+        );
+        assert!(ReturnRule::parse("ARRAY_ADDING(ARG0)").is_err());
         assert_eq!(
             ReturnRule::parse("MAP_OF(ARG0, ARG1)"),
             Ok(ReturnRule::MapOf(

@@ -2340,7 +2340,13 @@ impl GraphBuilder<'_> {
                         span,
                     ));
                 }
-                if w.filtered || w.others.iter().any(Option::is_none) || grouped != partition {
+                if w.path.attached {
+                    return Err(unsupported(
+                        "window aggregation over the result of a SESSION window aggregation",
+                        span,
+                    ));
+                }
+                if w.path.filtered || w.others.iter().any(Option::is_none) || grouped != partition {
                     return Err(unsupported(
                         "SESSION window aggregation whose group keys differ from its PARTITION BY keys, or with a filter before the aggregation",
                         span,
@@ -2424,8 +2430,8 @@ struct WindowKeys<'a> {
     end: usize,
     /// For every other group key, the TVF input column it forwards (if any).
     others: Vec<Option<usize>>,
-    /// A filter lies between the aggregation and the TVF.
-    filtered: bool,
+    /// What lies between the aggregation and the TVF.
+    path: TvfPath,
 }
 
 /// The window keys when the group keys hold both `window_start` and `window_end` of one window
@@ -2435,14 +2441,14 @@ fn window_keys<'a>(input: &'a LogicalPlan, group: &[Expr]) -> Option<WindowKeys<
     let mut end = None;
     let mut tvf = None;
     let mut others = Vec::new();
-    let mut filtered = false;
+    let mut path = TvfPath::default();
     for (i, g) in group.iter().enumerate() {
         let traced = match g {
             Expr::Column(c) => input
                 .schema()
                 .index_of_column(c)
                 .ok()
-                .and_then(|idx| trace_to_tvf(input, idx, &mut filtered)),
+                .and_then(|idx| trace_to_tvf(input, idx, &mut path)),
             _ => None,
         };
         let Some((node, idx)) = traced else {
@@ -2463,31 +2469,56 @@ fn window_keys<'a>(input: &'a LogicalPlan, group: &[Expr]) -> Option<WindowKeys<
         start: start?,
         end: end?,
         others,
-        filtered,
+        path,
     })
 }
 
-/// Follows column `idx` of `plan` down to a window TVF through projections and filters; returns
-/// the TVF and the column's index in its output when the column is forwarded unchanged.
+/// What lies between a column and the window TVF it comes from.
+#[derive(Default)]
+pub(crate) struct TvfPath {
+    /// A filter.
+    pub(crate) filtered: bool,
+    /// A window aggregation: the column is a window bound it grouped by, so the windows are
+    /// attached to its output rows rather than assigned from a time column (Flink's
+    /// window-attached windowing of cascaded window aggregations and window joins).
+    pub(crate) attached: bool,
+}
+
+/// Follows column `idx` of `plan` down to a window TVF through projections, filters and the
+/// window bounds of window aggregations; returns the TVF and the column's index in its output
+/// when the column is forwarded unchanged.
 fn trace_to_tvf<'a>(
     plan: &'a LogicalPlan,
     idx: usize,
-    filtered: &mut bool,
+    path: &mut TvfPath,
 ) -> Option<(&'a WindowTvfNode, usize)> {
     match plan {
-        LogicalPlan::SubqueryAlias(a) => trace_to_tvf(&a.input, idx, filtered),
+        LogicalPlan::SubqueryAlias(a) => trace_to_tvf(&a.input, idx, path),
         LogicalPlan::Filter(f) => {
-            *filtered = true;
-            trace_to_tvf(&f.input, idx, filtered)
+            path.filtered = true;
+            trace_to_tvf(&f.input, idx, path)
         }
         LogicalPlan::Projection(p) => match p.expr.get(idx)?.clone().unalias() {
-            Expr::Column(c) => trace_to_tvf(
-                &p.input,
-                p.input.schema().index_of_column(&c).ok()?,
-                filtered,
-            ),
+            Expr::Column(c) => {
+                trace_to_tvf(&p.input, p.input.schema().index_of_column(&c).ok()?, path)
+            }
             _ => None,
         },
+        LogicalPlan::Aggregate(agg) => {
+            let keys = window_keys(&agg.input, &agg.group_expr)?;
+            if idx != keys.start && idx != keys.end {
+                return None;
+            }
+            let Expr::Column(c) = agg.group_expr.get(idx)? else {
+                return None;
+            };
+            path.attached = true;
+            trace_to_tvf(
+                &agg.input,
+                agg.input.schema().index_of_column(c).ok()?,
+                path,
+            )
+        }
         LogicalPlan::Extension(ext) => {
             Some((ext.node.as_any().downcast_ref::<WindowTvfNode>()?, idx))
         }

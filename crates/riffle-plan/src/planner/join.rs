@@ -23,7 +23,7 @@ use datafusion::optimizer::OptimizerRule;
 
 use super::{
     check_functions, df_error, interval_ms, plan_error, trace_to_tvf, type_of, unsupported,
-    GraphBuilder, Node, PlanResult,
+    GraphBuilder, Node, PlanResult, TvfPath,
 };
 use crate::graph::{
     join_fields, ChangelogMode, Field, JoinSpec, JoinType, NamedExpr, OperatorKind, Partitioning,
@@ -475,8 +475,7 @@ impl GraphBuilder<'_> {
         let window_column = |plan: &LogicalPlan, e: &Expr| -> Option<usize> {
             let Expr::Column(c) = e else { return None };
             let idx = plan.schema().index_of_column(c).ok()?;
-            let mut filtered = false;
-            let (tvf, at) = trace_to_tvf(plan, idx, &mut filtered)?;
+            let (tvf, at) = trace_to_tvf(plan, idx, &mut TvfPath::default())?;
             at.checked_sub(tvf.input.schema().fields().len())
         };
         let mut start = false;
