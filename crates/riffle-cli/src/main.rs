@@ -47,8 +47,32 @@ enum Command {
     Bench(bench::BenchArgs),
 }
 
+/// Stack of the thread Riffle works on (planning deep expressions in a debug build needs more
+/// than the 2 MiB of a spawned thread's default).
+const WORKER_STACK_BYTES: usize = 16 << 20;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The embedded JVM (Java UDFs) puts stack guard pages into each thread that calls it. On the
+    // process's first thread it places them where it guesses that stack ends, about 1 MiB deep
+    // instead of the real 8 MiB, and later deep planning there faults. So Riffle does its work on
+    // a thread of its own, whose stack bounds the JVM reads correctly.
+    let worker = std::thread::Builder::new()
+        .name("riffle".to_string())
+        .stack_size(WORKER_STACK_BYTES)
+        .spawn(move || dispatch(cli));
+    match worker.map(std::thread::JoinHandle::join) {
+        Ok(Ok(code)) => code,
+        // The panic message has been printed already.
+        Ok(Err(_)) => ExitCode::from(101),
+        Err(e) => {
+            eprintln!("error: cannot start a thread: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Run(args) => run::run(args),
