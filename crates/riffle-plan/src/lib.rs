@@ -33,17 +33,25 @@ pub use graph::{
 pub use planner::{plan_script, COLLECT_CONNECTOR, PLAN_ERROR, UNSUPPORTED};
 pub use session::FlinkSession;
 
-/// Parses and plans a Flink SQL script. Parse errors and planning errors (including unsupported
-/// features) come back as diagnostics located in `sql`.
+/// Parses, validates and plans a Flink SQL script. Parse errors, the errors Flink's validation
+/// would raise (from the catalog analysis, with Flink's messages) and planning errors (including
+/// unsupported features) come back as diagnostics located in `sql`, in that order of precedence:
+/// a job Flink rejects is reported as Flink reports it, not as a feature Riffle lacks.
 pub fn plan_sql(sql: &str) -> Result<JobGraph, Vec<riffle_sql::Diagnostic>> {
     let parsed = riffle_sql::parse_script(sql);
-    let errors: Vec<riffle_sql::Diagnostic> = parsed
-        .diagnostics
-        .into_iter()
-        .filter(|d| d.severity == riffle_sql::Severity::Error)
-        .collect();
-    if !errors.is_empty() {
-        return Err(errors);
+    let errors = |diagnostics: Vec<riffle_sql::Diagnostic>| -> Vec<riffle_sql::Diagnostic> {
+        diagnostics
+            .into_iter()
+            .filter(|d| d.severity == riffle_sql::Severity::Error)
+            .collect()
+    };
+    let parse_errors = errors(parsed.diagnostics);
+    if !parse_errors.is_empty() {
+        return Err(parse_errors);
+    }
+    let invalid = errors(riffle_catalog::analyze(&parsed.script).diagnostics);
+    if !invalid.is_empty() {
+        return Err(invalid);
     }
     plan_script(&parsed.script)
 }
