@@ -52,7 +52,11 @@ fn output_dir_gets_the_same_file_names_and_originals_stay() {
         ],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(read(dir, "nexmark_q1.sql"), before, "the original is untouched");
+    assert_eq!(
+        read(dir, "nexmark_q1.sql"),
+        before,
+        "the original is untouched"
+    );
     let migrated = read(dir, "out/nexmark_q1.sql");
     assert!(migrated.contains("'connector' = 'rocketmq'"), "{migrated}");
     assert!(!migrated.contains("'connector' = 'kafka'"), "{migrated}");
@@ -72,12 +76,18 @@ fn in_place_rewrites_once_and_a_second_run_changes_nothing() {
     assert_ne!(once, original);
     let second = riffle(
         dir,
-        &["migrate", job, "--in-place", "--modernize", "--report", "json"],
+        &[
+            "migrate",
+            job,
+            "--in-place",
+            "--modernize",
+            "--report",
+            "json",
+        ],
     );
     assert!(second.status.success(), "{}", text(&second.stderr));
     assert_eq!(read(dir, job), once, "migrating twice changes nothing");
-    let report: serde_json::Value =
-        serde_json::from_slice(&second.stdout).expect("a JSON report");
+    let report: serde_json::Value = serde_json::from_slice(&second.stdout).expect("a JSON report");
     insta::assert_json_snapshot!("second_run_report", report);
 }
 
@@ -92,7 +102,14 @@ fn diff_goes_to_stdout_and_the_report_to_stderr() {
         diff.starts_with("--- a/upsert_wallet_balances.sql\n+++ b/upsert_wallet_balances.sql\n"),
         "{diff}"
     );
-    assert!(diff.contains("-    'connector' = 'upsert-kafka',\n+    'connector' = 'rocketmq',\n"));
+    assert!(
+        diff.contains("\n-    'connector' = 'upsert-kafka',\n"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("\n+    'connector' = 'rocketmq',\n"),
+        "{diff}"
+    );
     assert!(text(&out.stderr).contains("1 job(s): 1 rewritten"));
     assert_eq!(
         read(dir, "upsert_wallet_balances.sql"),
@@ -105,7 +122,12 @@ fn diff_goes_to_stdout_and_the_report_to_stderr() {
 fn text_and_json_reports_list_every_change_and_manual_item() {
     let ws = workspace(&["rsqldb_ticket_dim_join.sql", "kafka/nexmark_q5.sql"]);
     let dir = ws.path();
-    let args = ["migrate", "rsqldb_ticket_dim_join.sql", "nexmark_q5.sql", "--modernize"];
+    let args = [
+        "migrate",
+        "rsqldb_ticket_dim_join.sql",
+        "nexmark_q5.sql",
+        "--modernize",
+    ];
     let out = riffle(dir, &args);
     assert!(out.status.success(), "{}", text(&out.stderr));
     insta::assert_snapshot!("text_report", text(&out.stdout));
@@ -129,7 +151,10 @@ fn strict_fails_when_an_item_is_left_for_a_human() {
 fn usage_errors_exit_with_2() {
     let ws = workspace(&["kafka/nexmark_q1.sql"]);
     let dir = ws.path();
-    let both = riffle(dir, &["migrate", "nexmark_q1.sql", "--in-place", "-o", "out"]);
+    let both = riffle(
+        dir,
+        &["migrate", "nexmark_q1.sql", "--in-place", "-o", "out"],
+    );
     assert_eq!(both.status.code(), Some(2));
     let missing = riffle(dir, &["migrate", "no_such_job.sql"]);
     assert_eq!(missing.status.code(), Some(2));

@@ -277,7 +277,10 @@ fn migrated_kafka_jobs_give_flinks_results() {
         seen.insert(job.clone());
         let case_path = cases_dir().join(format!("{job}.test"));
         if let Some(reason) = not_comparable.get(job) {
-            assert!(!case_path.exists(), "{job} is not comparable but has a case");
+            assert!(
+                !case_path.exists(),
+                "{job} is not comparable but has a case"
+            );
             println!("NOT COMPARABLE  {job}: {reason}");
             *counts.entry("not comparable").or_default() += 1;
             continue;
@@ -293,7 +296,10 @@ fn migrated_kafka_jobs_give_flinks_results() {
                 problems.push(format!("{job} now works: remove it from RIFFLE_GAPS"))
             }
             (Differs(detail) | RiffleFails(detail), Some(reason)) => {
-                println!("RIFFLE GAP      {job}: {reason}\n    {}", first_lines(detail));
+                println!(
+                    "RIFFLE GAP      {job}: {reason}\n    {}",
+                    first_lines(detail)
+                );
             }
             (Differs(detail) | RiffleFails(detail), None) => {
                 problems.push(format!("{job}: {outcome:?}\n{detail}"))

@@ -79,6 +79,8 @@ pub enum ValueSource {
     MsDuration,
     /// A comma-separated list written as Flink's `;`-separated list.
     CommaList,
+    /// Kafka topic names (`;`-separated) made valid RocketMQ topic names.
+    RocketmqTopic,
 }
 
 /// A condition on another option of the same table.
@@ -115,6 +117,10 @@ pub struct KafkaOptionRule {
     /// For `drop`: only these values are removed; others are left for a human.
     #[serde(default)]
     pub drop_values: Vec<String>,
+    /// For `drop`: value -> option; the value is removed (with its `value_notes` entry as the
+    /// reason) while the table does not set that option, and left for a human otherwise.
+    #[serde(default)]
+    pub drop_values_unless_set: BTreeMap<String, String>,
     /// The roles the rule applies to; empty means every role.
     #[serde(default)]
     pub roles: Vec<Role>,

@@ -548,7 +548,13 @@ fn apply_kafka_rule(
         RuleAction::Keep => {}
         RuleAction::Manual => manual_value(log, edit, "no RocketMQ equivalent"),
         RuleAction::Drop => {
-            if rule.drop_values.is_empty() || rule.drop_values.contains(&value) {
+            let unless_set = rule.drop_values_unless_set.get(&value);
+            if unless_set.is_some_and(|other| edit.get(other).is_none()) {
+                let why = rule.value_notes.get(&value).or(rule.reason.as_ref());
+                remove(log, edit, why.cloned());
+            } else if unless_set.is_none()
+                && (rule.drop_values.is_empty() || rule.drop_values.contains(&value))
+            {
                 remove(log, edit, rule.reason.clone());
             } else {
                 manual_value(log, edit, "no RocketMQ equivalent for this value");
@@ -595,6 +601,10 @@ fn apply_kafka_rule(
                 }
                 Some(ValueSource::DurationMs) => match parse_duration_nanos(&value) {
                     Ok(nanos) => (nanos / 1_000_000).to_string(),
+                    Err(e) => return manual_value(log, edit, &e),
+                },
+                Some(ValueSource::RocketmqTopic) => match rocketmq_topics(&value) {
+                    Ok(topics) => topics,
                     Err(e) => return manual_value(log, edit, &e),
                 },
                 Some(ValueSource::MsDuration | ValueSource::CommaList) => value.clone(),
@@ -650,14 +660,53 @@ fn apply_kafka_rule(
                 edit.insert_after(i, extra.clone(), new_value.clone());
             }
             edit.settle(i);
-            let note = rule
-                .value_notes
-                .get(&value)
-                .cloned()
-                .or_else(|| rule.note.clone());
+            let renamed_topic =
+                rule.value == Some(ValueSource::RocketmqTopic) && new_value != value;
+            let note = if renamed_topic {
+                Some(TOPIC_RENAME_NOTE.to_string())
+            } else {
+                rule.value_notes
+                    .get(&value)
+                    .cloned()
+                    .or_else(|| rule.note.clone())
+            };
             log.change(code, span, message, note);
         }
     }
+}
+
+/// Why a Kafka topic name was changed.
+const TOPIC_RENAME_NOTE: &str = "RocketMQ topic names allow only A-Z a-z 0-9 _ - %: every other character becomes '_' (producers and other jobs of the topic must use the new name)";
+
+/// The longest RocketMQ topic name.
+const MAX_ROCKETMQ_TOPIC: usize = 127;
+
+/// Kafka topic names (`;`-separated) as RocketMQ topic names: Kafka's `.` (the one character
+/// Kafka allows and RocketMQ does not) becomes `_`, a name Kafka itself treats as colliding with it.
+fn rocketmq_topics(kafka: &str) -> Result<String, String> {
+    let names: Result<Vec<String>, String> = kafka
+        .split(';')
+        .map(|name| {
+            let name = name.trim();
+            let valid: String = name
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '%') {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            if valid.is_empty() || valid.len() > MAX_ROCKETMQ_TOPIC {
+                return Err(format!(
+                    "RocketMQ topic names have 1 to {MAX_ROCKETMQ_TOPIC} characters; choose a name for '{name}'"
+                ));
+            }
+            Ok(valid)
+        })
+        .collect();
+    Ok(names?.join(";"))
 }
 
 /// Metadata columns of a Kafka table -> the rocketmq metadata keys.

@@ -7,7 +7,7 @@
 For every Kafka job of `fixtures/jobs/kafka/`, this writes a conformance case
 `crates/riffle-toolkit/tests/migrate-run/<job>.test` holding the ORIGINAL job's statements with
 its Kafka tables swapped for built-in connectors over the same rows, and the rows of
-`migrate-inputs/`. `--oracle` then runs those cases on real Flink 2.3 with the conformance oracle
+`migrate-inputs/`. `--oracle` then runs the cases without expectations on real Flink 2.3 with the conformance oracle
 (`compat-tests/oracle/regenerate`, pointed at that directory), which writes the expected sections.
 The Riffle side (`crates/riffle-cli/tests/migrate_run.rs`) migrates the same original job, produces
 the same rows into the migrated job's topics, runs it with `riffle run` and compares what its sink
@@ -20,7 +20,9 @@ The swap, the only change made to the original job:
     group or partitions;
   * every table the job writes (Kafka topics, and blackhole) becomes a `print` table with the same
     columns and primary key, so the oracle captures the rows; a table with a primary key is compared
-    as the final table (`compare = final`), which is what an upsert topic holds;
+    as the final table (`compare = final`), which is what an upsert topic holds, and so is the
+    result a blackhole discarded; `migrate-inputs/<job>/options` adds harness options (with a
+    comment saying why), as conformance cases do;
   * the rows: `migrate-inputs/<job>/<table>.<ext>`, else `migrate-inputs/<table>.<ext>` (shared
     by jobs over the same topic, e.g. Nexmark's events) — `.jsonl` for JSON, `.csv` for CSV, ...
   * a `CREATE FUNCTION` naming a class of `fixtures/udf/java` gets `USING JAR '${udf_jar}'`.
@@ -130,7 +132,10 @@ def case_text(path: Path) -> str:
         if flink.CREATE_TABLE.match(stmt):
             t = flink.parse_create_table(stmt)
             if t.name in targets:
+                # An upsert topic holds the final table; a blackhole shows nothing but the
+                # result's final state is still what the job computes.
                 keyed |= any(re.match(r"(?i)PRIMARY\s+KEY", c) for c in t.columns or [])
+                keyed |= flink.connector_of(t) == "blackhole"
                 stmt = sink_table(t).render()
             elif flink.connector_of(t) in KAFKA_CONNECTORS | {"upsert-kafka"}:
                 t, name, rows = source_table(t, job)
@@ -153,8 +158,12 @@ def case_text(path: Path) -> str:
     ]
     if config:
         out += ["--- config", *config]
-    if keyed:
-        out += ["--- options", "compare = final"]
+    options = ["compare = final"] if keyed else []
+    extra = INPUTS / job / "options"
+    if extra.exists():  # per-job harness options, each with a `#` line saying why
+        options += [ln for ln in extra.read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
+    if options:
+        out += ["--- options", *dict.fromkeys(options)]
     for name, rows in inputs.items():
         out += [f"--- input {name}", rows.rstrip("\n")]
     out += ["--- sql", *(s.strip() + ";\n" for s in sql)]
@@ -168,7 +177,7 @@ def run_oracle() -> int:
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     module.CASES_DIR = CASES
-    sys.argv = ["regenerate"]
+    sys.argv = ["regenerate", "--missing"]
     return module.main()
 
 
