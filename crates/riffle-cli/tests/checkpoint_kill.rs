@@ -121,8 +121,8 @@ END;
 
 /// A fresh working directory holding the input topic `clicks`; returns it with the sorted
 /// output of an uninterrupted run.
-fn prepare(name: &str) -> (WorkDir, Vec<String>) {
-    let work = write_input(name);
+fn prepare(name: &str, rows: usize) -> (WorkDir, Vec<String>) {
+    let work = write_input(name, rows);
     let dir = work.0.as_path();
     std::fs::write(
         dir.join("reference.sql"),
@@ -131,12 +131,12 @@ fn prepare(name: &str) -> (WorkDir, Vec<String>) {
     .unwrap();
     ok(dir, &["run", "reference.sql", "--job-id", "reference"]);
     let expected = sorted_messages(dir, "totals_reference");
-    assert_eq!(expected.len(), ROWS, "one upsert message per input row");
+    assert_eq!(expected.len(), rows, "one upsert message per input row");
     (work, expected)
 }
 
-/// A fresh working directory holding the input topic `clicks`.
-fn write_input(name: &str) -> WorkDir {
+/// A fresh working directory holding the input topic `clicks` with `rows` rows.
+fn write_input(name: &str, rows: usize) -> WorkDir {
     let dir = std::env::temp_dir().join(format!("riffle-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create work dir");
@@ -151,8 +151,8 @@ fn write_input(name: &str) -> WorkDir {
             .wrapping_add(1_442_695_040_888_963_407);
         state >> 33
     };
-    let mut input = String::with_capacity(ROWS * 40);
-    for _ in 0..ROWS {
+    let mut input = String::with_capacity(rows * 40);
+    for _ in 0..rows {
         let user = next() % USERS;
         let amount = next() % 100;
         input.push_str(&format!(
@@ -196,7 +196,7 @@ fn spawn_faulty(dir: &Path) -> Child {
 
 #[test]
 fn killed_job_resumes_with_exactly_once_output() {
-    let (work, expected) = prepare("kill-test");
+    let (work, expected) = prepare("kill-test", ROWS);
     let dir = work.0.as_path();
 
     // The same job, killed twice after a checkpoint, then run to its end.
@@ -221,7 +221,7 @@ fn killed_job_resumes_with_exactly_once_output() {
 
 #[test]
 fn killed_ranking_job_resumes_with_exactly_once_output() {
-    let work = write_input("kill-rank-test");
+    let work = write_input("kill-rank-test", ROWS);
     let dir = work.0.as_path();
     std::fs::write(dir.join("reference.sql"), ranking_job("reference", "ref")).unwrap();
     ok(dir, &["run", "reference.sql", "--job-id", "reference"]);
@@ -261,7 +261,7 @@ fn killed_ranking_job_resumes_with_exactly_once_output() {
 
 #[test]
 fn a_killed_job_moves_to_a_new_job_id_through_a_savepoint() {
-    let (work, expected) = prepare("savepoint-test");
+    let (work, expected) = prepare("savepoint-test", ROWS);
     let dir = work.0.as_path();
     std::fs::write(dir.join("faulty.sql"), job("faulty", "totals_faulty")).unwrap();
     let mut child = spawn_faulty(dir);
@@ -295,9 +295,10 @@ fn a_killed_job_moves_to_a_new_job_id_through_a_savepoint() {
     assert!(actual == expected, "the moved run's output differs");
 }
 
-/// The soak: the kill test's scenario `RIFFLE_SOAK_RUNS` times (default 100), each a fresh
-/// job killed with SIGKILL once or twice at random moments (not only after a checkpoint), then
-/// run to its end; every run's output must equal the uninterrupted run's.
+/// The soak: the kill test's scenario `RIFFLE_SOAK_RUNS` times (default 100) over
+/// `RIFFLE_SOAK_ROWS` input rows (default as the kill test), each a fresh job killed with
+/// SIGKILL once or twice at random moments (not only after a checkpoint), then run to its end;
+/// every run's output must equal the uninterrupted run's.
 /// `nice cargo test -p riffle-cli --test checkpoint_kill -- --ignored --nocapture`.
 #[test]
 #[ignore = "long: 100 killed runs"]
@@ -306,7 +307,11 @@ fn soak_many_runs_killed_at_random_moments() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100);
-    let (work, expected) = prepare("kill-soak");
+    let rows: usize = std::env::var("RIFFLE_SOAK_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(ROWS);
+    let (work, expected) = prepare("kill-soak", rows);
     let dir = work.0.as_path();
     let mut seed: u64 = 7;
     let mut random = move |below: u64| {
@@ -356,7 +361,7 @@ fn soak_many_runs_killed_at_random_moments() {
         let _ = std::fs::remove_dir_all(dir.join(".riffle/checkpoints").join(&id));
     }
     eprintln!(
-        "soak: {equal} of {runs} runs equal to the uninterrupted run, {kills} SIGKILLs, {} s",
+        "soak: {equal} of {runs} runs over {rows} rows equal to the uninterrupted run, {kills} SIGKILLs, {} s",
         started.elapsed().as_secs()
     );
     assert_eq!(equal, runs);
