@@ -22,6 +22,7 @@ pub(crate) const SOURCES: &[(&str, &str)] = sources![
     "bridge/riffle/jvm/ScalarCall.java",
     "bridge/riffle/jvm/Signature.java",
     "bridge/riffle/jvm/SqlType.java",
+    "bridge/riffle/jvm/TableCall.java",
     "flink-api/org/apache/flink/table/annotation/DataTypeHint.java",
     "flink-api/org/apache/flink/table/annotation/FunctionHint.java",
     "flink-api/org/apache/flink/table/annotation/FunctionHints.java",

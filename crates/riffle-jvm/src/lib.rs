@@ -18,10 +18,12 @@ mod classes;
 mod columns;
 pub mod locate;
 mod scalar;
+mod table;
 mod vm;
 
 pub use aggregate::{JavaAccumulator, JavaAggregateFunction};
 pub use scalar::JavaScalarFunction;
+pub use table::{JavaTableFunction, TableRows};
 pub use vm::function_kind;
 
 /// Why a Java function could not be loaded or called.

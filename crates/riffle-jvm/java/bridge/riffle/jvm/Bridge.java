@@ -43,6 +43,11 @@ public final class Bridge {
         return new AggregateCall(new FunctionInstance(loader, className), types(argTypes));
     }
 
+    /** A table function call site for arguments of the given SQL types. */
+    public static TableCall table(ClassLoader loader, String className, String[] argTypes) throws Exception {
+        return new TableCall(new FunctionInstance(loader, className), types(argTypes));
+    }
+
     /** What kind of function a class is: {@code scalar}, {@code table}, {@code aggregate} or {@code other}. */
     public static String kind(ClassLoader loader, String className) throws Exception {
         Class<?> cls;
