@@ -371,7 +371,11 @@ fn read_booleans(
     Ok(v.into_iter().map(|b| b != 0).collect())
 }
 
-pub(crate) fn read_ints(env: &mut JNIEnv<'_>, arr: &JIntArray<'_>, rows: usize) -> JniResult<Vec<i32>> {
+pub(crate) fn read_ints(
+    env: &mut JNIEnv<'_>,
+    arr: &JIntArray<'_>,
+    rows: usize,
+) -> JniResult<Vec<i32>> {
     let mut v = vec![0i32; rows];
     env.get_int_array_region(arr, 0, &mut v)?;
     Ok(v)

@@ -104,6 +104,7 @@ pub fn describe(op: &Operator) -> String {
         ),
         OperatorKind::WindowJoin { spec, .. } => format!("WindowJoin({})", describe_join(spec)),
         OperatorKind::Union => "Union".to_string(),
+        OperatorKind::Correlate(spec) => crate::correlate::describe(spec),
         OperatorKind::Limit { offset, fetch } => match fetch {
             Some(f) => format!("Limit(offset=[{offset}], fetch=[{f}])"),
             None => format!("Limit(offset=[{offset}])"),

@@ -295,6 +295,9 @@ pub enum OperatorKind {
     },
     /// Merges its inputs (UNION ALL); the watermark is the minimum over the inputs.
     Union,
+    /// Calls a table function per input row and emits the row joined with each row the
+    /// function produced (`UNNEST`, `LATERAL TABLE`), keeping the input row's change kind.
+    Correlate(crate::correlate::CorrelateSpec),
     /// Writes to a connector (or, for a bare query, prints to stdout).
     Sink {
         /// The connector to write.

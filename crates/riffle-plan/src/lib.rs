@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 mod checks;
+pub mod correlate;
 pub mod explain;
 mod fetch;
 mod functions;
@@ -19,6 +20,7 @@ mod legacy;
 pub mod over;
 mod planner;
 pub mod rank;
+pub mod rust_udf;
 pub mod session;
 pub mod types;
 pub mod udf;

@@ -46,6 +46,7 @@ mod join;
 
 use grouping_sets::GroupingSets;
 
+mod correlate_plan;
 mod over_plan;
 mod rank_plan;
 
@@ -610,6 +611,7 @@ impl Planner {
     fn plan_query_at(&self, query: &ast::Query, span: Span) -> PlanResult<LogicalPlan> {
         let relation_planner: Arc<dyn RelationPlanner> = Arc::new(FlinkRelations {
             catalog: self.catalog.clone(),
+            functions: self.functions.clone(),
         });
         let provider = Provider {
             session: &self.session,
@@ -637,6 +639,7 @@ impl Planner {
             }
         })?;
         crate::functions::tag_cast_arguments(&mut query);
+        correlate_plan::rewrite_unnest(&mut query);
         name_expressions(&mut query);
         let statement = sql::Statement::Query(Box::new(query));
         let plan = SqlToRel::new_with_options(&provider, options)
@@ -1100,6 +1103,8 @@ impl ContextProvider for Provider<'_> {
 #[derive(Debug)]
 struct FlinkRelations {
     catalog: Arc<Catalog>,
+    /// `CREATE FUNCTION`s so far (table functions are planned here).
+    functions: Vec<crate::udf::UserFunctionSpec>,
 }
 
 impl fmt::Debug for Catalog {
@@ -1357,6 +1362,9 @@ impl RelationPlanner for FlinkRelations {
         relation: sql::TableFactor,
         context: &mut dyn RelationPlannerContext,
     ) -> DfResult<RelationPlanning> {
+        if let Some(planned) = self.table_function_relation(&relation, context)? {
+            return Ok(planned);
+        }
         match relation {
             sql::TableFactor::Table {
                 ref name,
@@ -1782,7 +1790,10 @@ impl GraphBuilder<'_> {
                             &[(&input, Partitioning::Forward)],
                         ))
                     }
-                    None => Err(unsupported(ext.node.name(), self.span)),
+                    None => match correlate_plan::table_function(plan) {
+                        Some(call) => self.standalone_table_function(call),
+                        None => Err(unsupported(ext.node.name(), self.span)),
+                    },
                 }
             }
             LogicalPlan::Limit(limit) => self.limit(limit),
@@ -1790,7 +1801,10 @@ impl GraphBuilder<'_> {
                 self.top_n(sort, 0, sort.fetch.unwrap_or(0))
             }
             LogicalPlan::Sort(_) => Err(unsupported("ORDER BY (streaming sort)", self.span)),
-            LogicalPlan::Join(join) => self.join(join),
+            LogicalPlan::Join(join) => match correlate_plan::table_function(&join.right) {
+                Some(call) => self.correlate(join, call),
+                None => self.join(join),
+            },
             LogicalPlan::Window(w) => self.over(w),
             LogicalPlan::Distinct(datafusion::logical_expr::Distinct::All(input)) => {
                 // SELECT DISTINCT is a grouping on every column without aggregates.

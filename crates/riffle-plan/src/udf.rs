@@ -32,7 +32,7 @@ pub struct UserFunctionSpec {
     pub class: String,
     /// Jars to load the class from: `USING JAR` resources, then `pipeline.jars`.
     pub jars: Vec<String>,
-    /// What the class is: `scalar` or `aggregate`.
+    /// What the class is: `scalar`, `aggregate` or `table`.
     pub kind: String,
 }
 
@@ -40,6 +40,15 @@ pub struct UserFunctionSpec {
 pub fn register(state: &mut datafusion::execution::SessionState, functions: &[UserFunctionSpec]) {
     for f in functions {
         // Registration only fails for invalid names, which the parser rules out.
+        if f.kind == TABLE {
+            // Table functions are planned in `FROM` (crate::correlate), not as expressions.
+            continue;
+        }
+        if f.language == crate::rust_udf::RUST {
+            let udf = crate::rust_udf::RustScalarUdf::new(f.clone());
+            let _ = state.register_udf(Arc::new(ScalarUDF::from(udf)));
+            continue;
+        }
         if f.kind == AGGREGATE {
             let udaf = JavaAggregateUdf {
                 spec: f.clone(),
@@ -56,6 +65,8 @@ pub fn register(state: &mut datafusion::execution::SessionState, functions: &[Us
 const SCALAR: &str = "scalar";
 /// [`UserFunctionSpec::kind`] of a Java `AggregateFunction`.
 const AGGREGATE: &str = "aggregate";
+/// [`UserFunctionSpec::kind`] of a Java `TableFunction`.
+pub const TABLE: &str = "table";
 
 /// The spec of a Java aggregate function call's function.
 pub fn java_aggregate(udaf: &AggregateUDF) -> Option<&UserFunctionSpec> {
@@ -135,6 +146,10 @@ impl AggregateUDFImpl for JavaAggregateUdf {
 /// verification: its semantics are the user's code).
 pub fn is_user_function(udf: &ScalarUDF) -> bool {
     udf.inner().downcast_ref::<JavaScalarUdf>().is_some()
+        || udf
+            .inner()
+            .downcast_ref::<crate::rust_udf::RustScalarUdf>()
+            .is_some()
 }
 
 /// A Java `ScalarFunction` as a DataFusion function.
@@ -289,9 +304,9 @@ pub fn spec(
     config: &std::collections::BTreeMap<String, String>,
 ) -> Result<UserFunctionSpec, SpecError> {
     let language = function.language.clone().unwrap_or_else(|| "JAVA".into());
-    if !matches!(language.as_str(), "JAVA" | "SCALA") {
+    if !matches!(language.as_str(), "JAVA" | "SCALA" | crate::rust_udf::RUST) {
         return Err(SpecError::Unsupported(format!(
-            "user-defined functions in LANGUAGE {language} (Riffle runs Java/Scala classes)"
+            "user-defined functions in LANGUAGE {language} (Riffle runs Java/Scala classes and Rust libraries)"
         )));
     }
     let Some(name) = function.name.0.last().and_then(|p| p.as_ident()) else {
@@ -300,6 +315,9 @@ pub fn spec(
             function.name
         )));
     };
+    if language == crate::rust_udf::RUST {
+        return crate::rust_udf::spec(&name.value, &function.identifier, &function.jars);
+    }
     let mut jars = function.jars.clone();
     if let Some(pipeline) = config.get("pipeline.jars") {
         jars.extend(
@@ -313,13 +331,7 @@ pub fn spec(
     let kind = riffle_jvm::function_kind(&function.identifier, &jars)
         .map_err(|e| SpecError::Invalid(e.to_string()))?;
     match kind.as_str() {
-        SCALAR | AGGREGATE => {}
-        "table" => {
-            return Err(SpecError::Unsupported(format!(
-                "Java TableFunction {} (LATERAL TABLE is not run by Riffle yet)",
-                function.identifier
-            )))
-        }
+        SCALAR | AGGREGATE | TABLE => {}
         _ => {
             return Err(SpecError::Invalid(format!(
                 "class {} is no Flink ScalarFunction, TableFunction or AggregateFunction",

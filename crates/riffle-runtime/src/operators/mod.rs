@@ -1,6 +1,7 @@
 //! The stream operators: what one subtask does with its input.
 
 mod aggregate;
+mod correlate;
 mod group_store;
 mod interval_join;
 mod join;
@@ -229,6 +230,9 @@ pub fn create(
                 .is_some_and(|i| i.changelog == riffle_plan::ChangelogMode::InsertOnly),
         )?,
         OperatorKind::Union => Box::new(Union),
+        OperatorKind::Correlate(spec) => {
+            Box::new(correlate::Correlate::new(spec, &input, schema, session)?)
+        }
         OperatorKind::Limit { offset, fetch } => Box::new(Limit {
             skip: *offset,
             left: *fetch,
