@@ -53,7 +53,7 @@ CREATE FUNCTION rs_split AS 'rs_split' LANGUAGE RUST USING JAR '{lib}';
 CREATE TABLE docs (id INT, s STRING, f INT) WITH (
   'connector' = 'filesystem', 'path' = '{input}', 'format' = 'csv', 'csv.null-literal' = '');
 SELECT d.id, rs_reverse(d.s) AS r, rs_scale(d.id, d.f) AS scaled, p.part, p.pos
-FROM docs AS d LEFT JOIN LATERAL TABLE(rs_split(d.s, ';')) AS p ON TRUE;",
+FROM docs AS d LEFT JOIN LATERAL TABLE(rs_split(d.s, ';')) AS p(part, pos) ON TRUE;",
         lib = lib.display(),
         input = input.display()
     );

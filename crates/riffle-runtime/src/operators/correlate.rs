@@ -235,8 +235,8 @@ impl Correlate {
 
 impl StreamOperator for Correlate {
     // Stateless: a Java table function's fields are not state Flink checkpoints either.
-    fn supports_checkpoints(&self) -> bool {
-        true
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        None
     }
 
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
