@@ -121,6 +121,19 @@ pub fn split_record(line: &str, options: &CsvOptions) -> Option<Vec<CsvField>> {
     Some(fields)
 }
 
+/// The fields of a record without quote or escape characters — the text between delimiters,
+/// borrowed; `None` when the record has such characters and needs [`split_record`].
+pub fn plain_fields<'a>(line: &'a str, options: &CsvOptions) -> Option<std::str::Split<'a, char>> {
+    let special = |c: Option<char>| c.is_some_and(|c| line.contains(c));
+    (!special(options.quote) && !special(options.escape))
+        .then(|| line.split(options.field_delimiter))
+}
+
+/// Whether `record` may continue on the next line: it has an open quote.
+pub fn has_open_quote(record: &str, options: &CsvOptions) -> bool {
+    plain_fields(record, options).is_none() && split_record(record, options).is_none()
+}
+
 /// True when `line` is skipped entirely (blank, or a comment when comments are allowed).
 pub fn is_skipped_line(line: &str, options: &CsvOptions) -> bool {
     line.trim_end_matches(['\r', '\n']).is_empty()
@@ -160,6 +173,11 @@ mod tests {
             Some(vec!["a,b".into(), "say \"hi\"".into()])
         );
         assert_eq!(texts("\"open"), None);
+        assert!(has_open_quote("a,\"b", &opts()));
+        assert!(!has_open_quote("a,\"b\"", &opts()));
+        let plain: Vec<&str> = plain_fields("a,,b", &opts()).unwrap().collect();
+        assert_eq!(plain, ["a", "", "b"]);
+        assert!(plain_fields("a,\"b\"", &opts()).is_none());
         assert_eq!(texts(""), Some(vec!["".into()]));
     }
 }

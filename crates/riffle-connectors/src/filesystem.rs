@@ -12,7 +12,7 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use riffle_plan::ConnectorSpec;
 
-use crate::csv::{is_skipped_line, split_record};
+use crate::csv::{has_open_quote, is_skipped_line};
 use crate::options::Options;
 use crate::rows::{is_writable_text_type, RowDecoder, RowEncoder, TextFormat};
 use crate::snapshot::{StateReader, StateWriter};
@@ -63,6 +63,7 @@ pub fn open_source(
         decoder,
         lines: 0,
         table: spec.table.clone(),
+        line: String::new(),
     }))
 }
 
@@ -97,6 +98,9 @@ fn list_files(path: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// Bytes read from a file at a time.
+const READ_BUFFER: usize = 1 << 18;
+
 struct FileSource {
     /// Files still to read (next one last).
     files: Vec<PathBuf>,
@@ -106,6 +110,8 @@ struct FileSource {
     /// order are fixed, so replaying skips exactly these lines).
     lines: u64,
     table: String,
+    /// The line buffer, kept between batches.
+    line: String,
 }
 
 impl FileSource {
@@ -118,7 +124,7 @@ impl FileSource {
                 let file = File::open(&path).map_err(|e| {
                     ConnectorError::new(format!("cannot open {}: {e}", path.display()))
                 })?;
-                self.current = Some((path, BufReader::new(file), 0));
+                self.current = Some((path, BufReader::with_capacity(READ_BUFFER, file), 0));
             }
             let Some((path, reader, line_no)) = self.current.as_mut() else {
                 continue;
@@ -136,18 +142,19 @@ impl FileSource {
             return Ok(true);
         }
     }
+}
 
-    fn location(&self) -> String {
-        match &self.current {
-            Some((p, _, n)) => format!("{}:{n}", p.display()),
-            None => String::new(),
-        }
+/// `path:line` of the record just read, for errors.
+fn location(current: &Option<(PathBuf, BufReader<File>, u64)>) -> String {
+    match current {
+        Some((p, _, n)) => format!("{}:{n}", p.display()),
+        None => String::new(),
     }
 }
 
 impl SourceReader for FileSource {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
-        let mut line = String::new();
+        let mut line = std::mem::take(&mut self.line);
         while self.decoder.rows() < BATCH_SIZE {
             if !self.next_line(&mut line)? {
                 break;
@@ -157,21 +164,24 @@ impl SourceReader for FileSource {
                     continue;
                 }
                 // A quoted field may span lines: keep reading until the quotes close.
-                let options = options.clone();
-                while split_record(line.trim_end_matches(['\n', '\r']), &options).is_none() {
+                if has_open_quote(line.trim_end_matches(['\n', '\r']), options) {
+                    let options = options.clone();
                     let mut more = String::new();
-                    if !self.next_line(&mut more)? {
-                        break;
+                    while has_open_quote(line.trim_end_matches(['\n', '\r']), &options) {
+                        if !self.next_line(&mut more)? {
+                            break;
+                        }
+                        line.push_str(&more);
                     }
-                    line.push_str(&more);
                 }
             } else if line.trim().is_empty() {
                 continue;
             }
-            let location = self.location();
+            let current = &self.current;
             self.decoder
-                .decode(line.trim_end_matches(['\n', '\r']), &|| location.clone())?;
+                .decode(line.trim_end_matches(['\n', '\r']), &|| location(current))?;
         }
+        self.line = line;
         if self.decoder.rows() == 0 {
             self.decoder.report_ignored();
             return Ok(None);

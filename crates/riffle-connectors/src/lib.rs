@@ -19,6 +19,7 @@ pub mod datagen;
 pub mod filesystem;
 pub mod format;
 pub mod json;
+mod json_scan;
 pub mod nexmark;
 pub mod options;
 pub mod print;

@@ -6,8 +6,9 @@ use arrow::array::Array;
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
-use crate::csv::{split_record, CsvOptions, CSV_TIMESTAMP_STYLE};
+use crate::csv::{plain_fields, split_record, CsvOptions, CSV_TIMESTAMP_STYLE};
 use crate::json::JsonOptions;
+use crate::json_scan::{scan_object, slots_for, INLINE_SLOTS};
 use crate::options::Options;
 use crate::text::{ColumnBuilder, TimestampStyle};
 use crate::{ConnectorError, Result};
@@ -133,6 +134,15 @@ impl RowDecoder {
         options: &CsvOptions,
         location: &dyn Fn() -> String,
     ) -> Result<bool> {
+        // Most records have no quotes or escapes: their fields are borrowed as they are.
+        if let Some(mut fields) = plain_fields(record, options) {
+            if record.matches(options.field_delimiter).count() < self.builders.len() {
+                for i in 0..self.builders.len() {
+                    self.csv_field(i, fields.next(), record, options, location)?;
+                }
+                return Ok(true);
+            }
+        }
         let fields = split_record(record, options);
         let row_error = match &fields {
             None => Some("unclosed quote".to_string()),
@@ -147,32 +157,86 @@ impl RowDecoder {
             return self.row_error(&message, record, options.ignore_parse_errors, location);
         }
         let fields = fields.unwrap_or_default();
-        for (i, builder) in self.builders.iter_mut().enumerate() {
-            let Some(field) = fields.get(i) else {
-                builder.append_null();
-                continue;
-            };
-            if options.null_literal.as_deref() == Some(field.text.as_str()) {
-                builder.append_null();
-                continue;
-            }
-            if let Err(e) = builder.append_text(&field.text, CSV_TIMESTAMP_STYLE) {
-                if !options.ignore_parse_errors {
-                    return Err(ConnectorError::new(format!(
-                        "Failed to deserialize CSV row '{record}' of table '{}' at {}: field '{}': {e}",
-                        self.table,
-                        location(),
-                        self.schema.field(i).name()
-                    )));
-                }
-                builder.append_null();
-                self.null_fields += 1;
-            }
+        for i in 0..self.builders.len() {
+            let text = fields.get(i).map(|f| f.text.as_str());
+            self.csv_field(i, text, record, options, location)?;
         }
         Ok(true)
     }
 
+    /// Appends CSV field `text` (`None`: the record has fewer fields) to column `column`.
+    fn csv_field(
+        &mut self,
+        column: usize,
+        text: Option<&str>,
+        record: &str,
+        options: &CsvOptions,
+        location: &dyn Fn() -> String,
+    ) -> Result<()> {
+        let builder = &mut self.builders[column];
+        let Some(text) = text else {
+            builder.append_null();
+            return Ok(());
+        };
+        if options.null_literal.as_deref() == Some(text) {
+            builder.append_null();
+            return Ok(());
+        }
+        if let Err(e) = builder.append_text(text, CSV_TIMESTAMP_STYLE) {
+            if !options.ignore_parse_errors {
+                return Err(ConnectorError::new(format!(
+                    "Failed to deserialize CSV row '{record}' of table '{}' at {}: field '{}': {e}",
+                    self.table,
+                    location(),
+                    self.schema.field(column).name()
+                )));
+            }
+            builder.append_null();
+            self.null_fields += 1;
+        }
+        Ok(())
+    }
+
     fn json_record(
+        &mut self,
+        record: &str,
+        options: &JsonOptions,
+        location: &dyn Fn() -> String,
+    ) -> Result<bool> {
+        let mut inline = [None; INLINE_SLOTS];
+        let mut heap = Vec::new();
+        let members = slots_for(self.builders.len(), &mut inline, &mut heap);
+        let schema = &self.schema;
+        let slot_of = |name: &str| schema.fields().iter().position(|f| f.name() == name);
+        if !scan_object(record, &slot_of, members) {
+            return self.json_record_parsed(record, options, location);
+        }
+        if options.fail_on_missing_field {
+            if let Some(i) = members.iter().position(Option::is_none) {
+                let message = format!(
+                    "Could not find field with name '{}'.",
+                    self.schema.field(i).name()
+                );
+                return self.row_error(&message, record, options.ignore_parse_errors, location);
+            }
+        }
+        for (i, member) in members.iter().enumerate() {
+            let builder = &mut self.builders[i];
+            let appended = match member {
+                Some(raw) => builder.append_json_text(raw, options.timestamp_style),
+                None => {
+                    builder.append_null();
+                    Ok(())
+                }
+            };
+            self.json_field_outcome(i, appended, record, options, location)?;
+        }
+        Ok(true)
+    }
+
+    /// The general path of [`RowDecoder::json_record`], for records the scanner does not
+    /// vouch for: parse the whole record, then take the fields from the parsed object.
+    fn json_record_parsed(
         &mut self,
         record: &str,
         options: &JsonOptions,
@@ -208,21 +272,38 @@ impl RowDecoder {
                 return self.row_error(&message, record, options.ignore_parse_errors, location);
             }
         }
-        for (i, builder) in self.builders.iter_mut().enumerate() {
+        for i in 0..self.builders.len() {
             let name = self.schema.field(i).name();
             let value = object.get(name).unwrap_or(&serde_json::Value::Null);
-            if let Err(e) = builder.append_json(value, options.timestamp_style) {
-                if !options.ignore_parse_errors {
-                    return Err(ConnectorError::new(format!(
-                        "Failed to deserialize JSON '{record}' of table '{}' at {}: field '{name}': {e}",
-                        self.table,
-                        location()
-                    )));
-                }
-                self.null_fields += 1;
-            }
+            let appended = self.builders[i].append_json(value, options.timestamp_style);
+            self.json_field_outcome(i, appended, record, options, location)?;
         }
         Ok(true)
+    }
+
+    /// Turns a failed JSON field into the record's error, or counts it when errors are ignored
+    /// (the builder already holds NULL for it).
+    fn json_field_outcome(
+        &mut self,
+        column: usize,
+        appended: std::result::Result<(), String>,
+        record: &str,
+        options: &JsonOptions,
+        location: &dyn Fn() -> String,
+    ) -> Result<()> {
+        let Err(e) = appended else {
+            return Ok(());
+        };
+        if !options.ignore_parse_errors {
+            return Err(ConnectorError::new(format!(
+                "Failed to deserialize JSON '{record}' of table '{}' at {}: field '{}': {e}",
+                self.table,
+                location(),
+                self.schema.field(column).name()
+            )));
+        }
+        self.null_fields += 1;
+        Ok(())
     }
 
     fn row_error(

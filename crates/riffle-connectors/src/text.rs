@@ -12,6 +12,7 @@ use arrow::buffer::NullBuffer;
 use arrow::datatypes::{DataType, Fields, TimeUnit};
 
 use crate::format::days_from_civil;
+use crate::json_scan::{scan_object, slots_for, INLINE_SLOTS};
 
 /// How timestamps are written in the text (`csv`: SQL style; `json`: per option).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +127,90 @@ impl ColumnBuilder {
             self.append_null();
         }
         result
+    }
+
+    /// Appends a JSON value given as its raw text (valid JSON, as [`scan_object`] found it):
+    /// the same result as [`ColumnBuilder::append_json`] of the parsed value, but the common
+    /// shapes — plain strings, numbers into numeric columns, objects into ROWs — are converted
+    /// without building a `serde_json::Value`.
+    pub fn append_json_text(&mut self, raw: &str, style: TimestampStyle) -> Result<(), String> {
+        let result = match (&mut *self, raw.as_bytes().first()) {
+            (_, Some(b'n')) => {
+                self.append_null();
+                return Ok(());
+            }
+            (ColumnBuilder::Row(fields, children, valid), Some(b'{')) => {
+                let mut inline = [None; INLINE_SLOTS];
+                let mut heap = Vec::new();
+                let slots = slots_for(fields.len(), &mut inline, &mut heap);
+                let slot_of = |k: &str| fields.iter().position(|f| f.name() == k);
+                if !scan_object(raw, &slot_of, slots) {
+                    return self.append_json_parsed(raw, style);
+                }
+                let mut first_error = None;
+                for ((field, child), slot) in fields.iter().zip(children.iter_mut()).zip(slots) {
+                    let appended = match slot {
+                        Some(text) => child.append_json_text(text, style),
+                        None => {
+                            child.append_null();
+                            Ok(())
+                        }
+                    };
+                    if let Err(e) = appended {
+                        first_error.get_or_insert(format!("field '{}': {e}", field.name()));
+                    }
+                }
+                valid.append(first_error.is_none());
+                return first_error.map_or(Ok(()), Err);
+            }
+            (_, Some(b'"')) if !raw.contains('\\') => {
+                self.append_text(&raw[1..raw.len() - 1], style)
+            }
+            (_, Some(b'"')) => match serde_json::from_str::<String>(raw) {
+                Ok(text) => self.append_text(&text, style),
+                Err(_) => return self.append_json_parsed(raw, style),
+            },
+            (_, Some(b'-' | b'0'..=b'9')) => match self.append_json_number(raw) {
+                Some(()) => Ok(()),
+                None => return self.append_json_parsed(raw, style),
+            },
+            (ColumnBuilder::Boolean(b), Some(b't' | b'f')) => {
+                b.append_value(raw == "true");
+                Ok(())
+            }
+            _ => return self.append_json_parsed(raw, style),
+        };
+        if result.is_err() {
+            self.append_null();
+        }
+        result
+    }
+
+    /// Appends a JSON number straight into an integer or floating-point column; `None` (and
+    /// nothing appended) for other columns or numbers the column cannot take as they are.
+    fn append_json_number(&mut self, raw: &str) -> Option<()> {
+        let integral = || !raw.contains(['.', 'e', 'E']);
+        match self {
+            ColumnBuilder::Int8(b) if integral() => b.append_value(raw.parse().ok()?),
+            ColumnBuilder::Int16(b) if integral() => b.append_value(raw.parse().ok()?),
+            ColumnBuilder::Int32(b) if integral() => b.append_value(raw.parse().ok()?),
+            ColumnBuilder::Int64(b) if integral() => b.append_value(raw.parse().ok()?),
+            ColumnBuilder::Float32(b) => b.append_value(raw.parse::<f64>().ok()? as f32),
+            ColumnBuilder::Float64(b) => b.append_value(raw.parse().ok()?),
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// The general path of [`ColumnBuilder::append_json_text`]: parse, then append the value.
+    fn append_json_parsed(&mut self, raw: &str, style: TimestampStyle) -> Result<(), String> {
+        match serde_json::from_str::<serde_json::Value>(raw) {
+            Ok(value) => self.append_json(&value, style),
+            Err(e) => {
+                self.append_null();
+                Err(e.to_string())
+            }
+        }
     }
 
     /// Appends NULL.
@@ -244,6 +329,15 @@ fn parse_int<T: std::str::FromStr>(t: &str) -> Result<T, String> {
 }
 
 fn parse_float(t: &str) -> Result<f64, String> {
+    // Plain decimal notation parses as it is (no suffix, NaN or Infinity to look at).
+    if t
+        .bytes()
+        .all(|b| matches!(b, b'0'..=b'9' | b'.' | b'-' | b'+' | b'e' | b'E'))
+    {
+        if let Ok(v) = t.parse() {
+            return Ok(v);
+        }
+    }
     let lower = t.to_ascii_lowercase();
     let body = lower.trim_end_matches(['d', 'f']);
     match body {
@@ -460,5 +554,72 @@ mod json_row_tests {
         let s = rows.column(1).as_string::<i32>();
         // The bad row's good field is hidden by the NULL row.
         assert!(s.is_null(2) && s.is_null(3));
+    }
+}
+
+#[cfg(test)]
+mod json_text_tests {
+    use super::*;
+    use arrow::datatypes::Field;
+
+    /// Appending raw text must give exactly what appending the parsed value gives.
+    #[test]
+    fn raw_text_appends_like_parsed_values() {
+        let row = DataType::Struct(Fields::from(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("s", DataType::Utf8, true),
+        ]));
+        let types = [
+            DataType::Utf8,
+            DataType::Boolean,
+            DataType::Int8,
+            DataType::Int32,
+            DataType::Int64,
+            DataType::Float32,
+            DataType::Float64,
+            DataType::Decimal128(10, 2),
+            DataType::Timestamp(TimeUnit::Millisecond, None),
+            row,
+        ];
+        let raws = [
+            "null",
+            "\"text\"",
+            "\"a\\\"b\\\\c\\n\"",
+            "\"2024-01-01T00:00:00.5\"",
+            "\"12\"",
+            "12",
+            "-7",
+            "300",
+            "99999999999999999999999",
+            "1.25",
+            "-0.5e3",
+            "1E99",
+            "true",
+            "false",
+            "[1, 2]",
+            "{\"a\": 5, \"s\": \"x\"}",
+            "{\"a\": \"nope\"}",
+            "{\"s\": null, \"a\": 1, \"a\": 2}",
+            "{}",
+        ];
+        for data_type in &types {
+            for style in [TimestampStyle::Sql, TimestampStyle::Iso] {
+                let mut fast = ColumnBuilder::new(data_type).unwrap();
+                let mut slow = ColumnBuilder::new(data_type).unwrap();
+                for raw in raws {
+                    let value: serde_json::Value = serde_json::from_str(raw).unwrap();
+                    assert_eq!(
+                        fast.append_json_text(raw, style),
+                        slow.append_json(&value, style),
+                        "{data_type} {raw}"
+                    );
+                }
+                assert_eq!(
+                    fast.finish().unwrap().to_data(),
+                    slow.finish().unwrap().to_data(),
+                    "{data_type}"
+                );
+            }
+        }
     }
 }
