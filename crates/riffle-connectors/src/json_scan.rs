@@ -259,7 +259,8 @@ mod tests {
 
     #[test]
     fn finds_the_raw_text_of_wanted_members() {
-        let text = r#" {"a": 1, "skip": [1, {"x": "y"}], "b": {"c": "d\"e"}, "n": null, "a": -2.5e3} "#;
+        let text =
+            r#" {"a": 1, "skip": [1, {"x": "y"}], "b": {"c": "d\"e"}, "n": null, "a": -2.5e3} "#;
         assert_eq!(
             scan(text, &["a", "b", "n", "missing"]),
             Some(vec![

@@ -330,8 +330,7 @@ fn parse_int<T: std::str::FromStr>(t: &str) -> Result<T, String> {
 
 fn parse_float(t: &str) -> Result<f64, String> {
     // Plain decimal notation parses as it is (no suffix, NaN or Infinity to look at).
-    if t
-        .bytes()
+    if t.bytes()
         .all(|b| matches!(b, b'0'..=b'9' | b'.' | b'-' | b'+' | b'e' | b'E'))
     {
         if let Ok(v) = t.parse() {

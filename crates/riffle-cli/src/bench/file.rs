@@ -41,9 +41,13 @@ pub struct FileBenchArgs {
 
 /// Generates the file when needed, runs every chosen query and returns one result per query.
 pub fn run(args: &FileBenchArgs) -> Result<Vec<serde_json::Value>, String> {
-    let input = args.input.clone().unwrap_or_else(|| default_input(args.rows));
+    let input = args
+        .input
+        .clone()
+        .unwrap_or_else(|| default_input(args.rows));
     if !input.exists() {
-        generate(&input, args.rows).map_err(|e| format!("cannot write {}: {e}", input.display()))?;
+        generate(&input, args.rows)
+            .map_err(|e| format!("cannot write {}: {e}", input.display()))?;
     }
     let mut results = Vec::new();
     for query in args
@@ -53,7 +57,8 @@ pub fn run(args: &FileBenchArgs) -> Result<Vec<serde_json::Value>, String> {
         .filter(|q| !q.is_empty())
     {
         let path = args.dir.join(format!("{query}.sql"));
-        let mut graph = plan_script(&path, args.parallelism).map_err(|e| format!("{query}: {e}"))?;
+        let mut graph =
+            plan_script(&path, args.parallelism).map_err(|e| format!("{query}: {e}"))?;
         retarget(&mut graph, &input).map_err(|e| format!("{}: {e}", path.display()))?;
         let m = run_measured(&graph).map_err(|e| format!("{query} failed: {e}"))?;
         let rows = args.rows as f64;
