@@ -585,7 +585,7 @@ impl Analyzer {
                 };
                 let schema = self.apply_alias_columns(schema, alias.as_ref());
                 let qualifier = alias.as_ref().map(|a| a.name.value.clone());
-                vec![(Relation::new(qualifier, None, schema), span)]
+                vec![(user_function_relation(qualifier, schema), span)]
             }
             TableFactor::Function {
                 name,
@@ -597,7 +597,7 @@ impl Analyzer {
                 let schema = self.table_function(name, args, *with_ordinality, lateral, ctes, span);
                 let schema = self.apply_alias_columns(schema, alias.as_ref());
                 let qualifier = alias.as_ref().map(|a| a.name.value.clone());
-                vec![(Relation::new(qualifier, None, schema), span)]
+                vec![(user_function_relation(qualifier, schema), span)]
             }
             TableFactor::UNNEST {
                 alias,
@@ -1218,6 +1218,14 @@ fn unnest_fields(t: &DataType) -> Vec<Field> {
         ],
         _ => vec![Field::new("EXPR$0", unknown())],
     }
+}
+
+/// The relation of a table function call: a user table function without an alias column list
+/// has columns only its code knows (no fields here), so references to them are not checked.
+fn user_function_relation(qualifier: Option<String>, schema: Schema) -> Relation {
+    let mut relation = Relation::new(qualifier, None, schema);
+    relation.opaque = relation.fields.is_empty();
+    relation
 }
 
 fn make_nullable(r: &mut Relation) {
