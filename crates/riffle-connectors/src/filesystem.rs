@@ -1,5 +1,5 @@
 //! The `filesystem` connector: a bounded source over a file or a directory of files, in the
-//! `csv` or `json` format.
+//! `csv`, `json`, `raw`, `debezium-json` or `canal-json` format (one record per line).
 //!
 //! Files of a directory are read in name order (hidden files and files starting with `_` or `.`
 //! are skipped, as Flink does) and spread over the source subtasks round-robin.
@@ -12,21 +12,60 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use riffle_plan::ConnectorSpec;
 
+use crate::changelog::{ChangelogDecoder, ChangelogEncoder, ChangelogFormat};
 use crate::csv::{has_open_quote, is_skipped_line};
 use crate::options::Options;
+use crate::raw::{RawDecoder, RawEncoder, RawOptions};
 use crate::rows::{is_writable_text_type, RowDecoder, RowEncoder, TextFormat};
 use crate::snapshot::{StateReader, StateWriter};
-use crate::{ConnectorError, Result, SourceReader, SubtaskInfo, BATCH_SIZE};
+use crate::{ChangeBatch, ConnectorError, Result, SourceReader, SubtaskInfo, BATCH_SIZE};
+
+/// The record format of a filesystem table's lines.
+enum FileFormat {
+    /// `csv` or `json`
+    Text(TextFormat),
+    /// `debezium-json` or `canal-json`
+    Changelog(ChangelogFormat),
+    /// `raw`
+    Raw(RawOptions),
+}
+
+impl FileFormat {
+    /// The format's name, which is also its option prefix without the dot.
+    fn name(&self) -> &'static str {
+        match self {
+            FileFormat::Text(f) => f.name(),
+            FileFormat::Changelog(f) => f.name(),
+            FileFormat::Raw(_) => crate::raw::NAME,
+        }
+    }
+
+    /// The extension of part files the sink writes.
+    fn extension(&self) -> &'static str {
+        match self {
+            FileFormat::Text(f) => f.name(),
+            FileFormat::Changelog(_) => "json",
+            FileFormat::Raw(_) => "txt",
+        }
+    }
+}
 
 /// Reads the required `format` option and its format options.
-fn text_format(spec: &ConnectorSpec, options: &mut Options) -> Result<TextFormat> {
+fn file_format(spec: &ConnectorSpec, options: &mut Options) -> Result<FileFormat> {
     let name = options.required("format")?;
-    TextFormat::from_options(name, options)?.ok_or_else(|| {
-        ConnectorError::new(format!(
-            "unsupported feature: format '{name}' of the filesystem connector (table '{}')",
-            spec.table
-        ))
-    })
+    if let Some(text) = TextFormat::from_options(name, options)? {
+        return Ok(FileFormat::Text(text));
+    }
+    if let Some(changelog) = ChangelogFormat::from_options(name, options)? {
+        return Ok(FileFormat::Changelog(changelog));
+    }
+    if name == crate::raw::NAME {
+        return Ok(FileFormat::Raw(RawOptions::from_options(options)?));
+    }
+    Err(ConnectorError::new(format!(
+        "unsupported feature: format '{name}' of the filesystem connector (table '{}')",
+        spec.table
+    )))
 }
 
 /// Opens the filesystem source subtask `subtask`.
@@ -37,7 +76,7 @@ pub fn open_source(
 ) -> Result<Box<dyn SourceReader>> {
     let mut options = Options::new(spec);
     let path = PathBuf::from(options.required("path")?);
-    let format = text_format(spec, &mut options)?;
+    let format = file_format(spec, &mut options)?;
     if options.get("source.monitor-discovery-interval").is_some() {
         return Err(ConnectorError::new(format!(
             "unsupported feature: 'source.monitor-discovery-interval' (continuous file monitoring) of table '{}'",
@@ -56,7 +95,13 @@ pub fn open_source(
         .filter(|(i, _)| i % subtask.parallelism.max(1) == subtask.index)
         .map(|(_, f)| f)
         .collect();
-    let decoder = RowDecoder::new(&spec.table, schema, format)?;
+    let decoder = match format {
+        FileFormat::Text(f) => FileDecoder::Text(RowDecoder::new(&spec.table, schema, f)?),
+        FileFormat::Changelog(f) => {
+            FileDecoder::Changelog(ChangelogDecoder::new(&spec.table, schema, f)?)
+        }
+        FileFormat::Raw(o) => FileDecoder::Raw(RawDecoder::new(&spec.table, schema, o)?),
+    };
     Ok(Box::new(FileSource {
         files: mine.into_iter().rev().collect(),
         current: None,
@@ -101,11 +146,44 @@ fn list_files(path: &Path) -> Result<Vec<PathBuf>> {
 /// Bytes read from a file at a time.
 const READ_BUFFER: usize = 1 << 18;
 
+/// Decodes lines of one format.
+enum FileDecoder {
+    Text(RowDecoder),
+    Changelog(ChangelogDecoder),
+    Raw(RawDecoder),
+}
+
+impl FileDecoder {
+    fn rows(&self) -> usize {
+        match self {
+            FileDecoder::Text(d) => d.rows(),
+            FileDecoder::Changelog(d) => d.rows(),
+            FileDecoder::Raw(d) => d.rows(),
+        }
+    }
+
+    fn report_ignored(&mut self) {
+        match self {
+            FileDecoder::Text(d) => d.report_ignored(),
+            FileDecoder::Changelog(d) => d.report_ignored(),
+            FileDecoder::Raw(_) => {}
+        }
+    }
+
+    fn flush(&mut self) -> Result<ChangeBatch> {
+        match self {
+            FileDecoder::Text(d) => d.flush().map(ChangeBatch::inserts),
+            FileDecoder::Changelog(d) => d.flush(),
+            FileDecoder::Raw(d) => d.flush().map(ChangeBatch::inserts),
+        }
+    }
+}
+
 struct FileSource {
     /// Files still to read (next one last).
     files: Vec<PathBuf>,
     current: Option<(PathBuf, BufReader<File>, u64)>,
-    decoder: RowDecoder,
+    decoder: FileDecoder,
     /// Lines read so far over all files: the position a checkpoint stores (the files and their
     /// order are fixed, so replaying skips exactly these lines).
     lines: u64,
@@ -142,6 +220,36 @@ impl FileSource {
             return Ok(true);
         }
     }
+
+    /// Decodes a `csv` or `json` line (a CSV record may continue on the next lines).
+    fn decode_text(&mut self, line: &mut String) -> Result<()> {
+        let FileDecoder::Text(decoder) = &self.decoder else {
+            return Ok(());
+        };
+        if let TextFormat::Csv(options) = decoder.format() {
+            if is_skipped_line(line, options) {
+                return Ok(());
+            }
+            // A quoted field may span lines: keep reading until the quotes close.
+            if has_open_quote(line.trim_end_matches(['\n', '\r']), options) {
+                let options = options.clone();
+                let mut more = String::new();
+                while has_open_quote(line.trim_end_matches(['\n', '\r']), &options) {
+                    if !self.next_line(&mut more)? {
+                        break;
+                    }
+                    line.push_str(&more);
+                }
+            }
+        } else if line.trim().is_empty() {
+            return Ok(());
+        }
+        let current = &self.current;
+        if let FileDecoder::Text(decoder) = &mut self.decoder {
+            decoder.decode(line.trim_end_matches(['\n', '\r']), &|| location(current))?;
+        }
+        Ok(())
+    }
 }
 
 /// `path:line` of the record just read, for errors.
@@ -154,32 +262,35 @@ fn location(current: &Option<(PathBuf, BufReader<File>, u64)>) -> String {
 
 impl SourceReader for FileSource {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        match self.next_changes()? {
+            Some(changes) if changes.kinds.is_some() => Err(ConnectorError::new(format!(
+                "filesystem table '{}' holds a changelog: read it with its change kinds",
+                self.table
+            ))),
+            changes => Ok(changes.map(|c| c.batch)),
+        }
+    }
+
+    fn next_changes(&mut self) -> Result<Option<ChangeBatch>> {
         let mut line = std::mem::take(&mut self.line);
         while self.decoder.rows() < BATCH_SIZE {
             if !self.next_line(&mut line)? {
                 break;
             }
-            if let TextFormat::Csv(options) = self.decoder.format() {
-                if is_skipped_line(&line, options) {
-                    continue;
-                }
-                // A quoted field may span lines: keep reading until the quotes close.
-                if has_open_quote(line.trim_end_matches(['\n', '\r']), options) {
-                    let options = options.clone();
-                    let mut more = String::new();
-                    while has_open_quote(line.trim_end_matches(['\n', '\r']), &options) {
-                        if !self.next_line(&mut more)? {
-                            break;
-                        }
-                        line.push_str(&more);
+            // Lines end at '\n' only, as Flink's line reader splits them.
+            let record = line.strip_suffix('\n').unwrap_or(&line);
+            let current = &self.current;
+            let location = || location(current);
+            match &mut self.decoder {
+                FileDecoder::Text(_) => self.decode_text(&mut line)?,
+                FileDecoder::Changelog(decoder) => {
+                    let record = record.trim_end_matches('\r');
+                    if !record.trim().is_empty() {
+                        decoder.decode(record, &location)?;
                     }
                 }
-            } else if line.trim().is_empty() {
-                continue;
+                FileDecoder::Raw(decoder) => decoder.decode(record.as_bytes(), &location)?,
             }
-            let current = &self.current;
-            self.decoder
-                .decode(line.trim_end_matches(['\n', '\r']), &|| location(current))?;
         }
         self.line = line;
         if self.decoder.rows() == 0 {
@@ -219,9 +330,10 @@ impl SourceReader for FileSource {
     }
 }
 
-/// Opens the filesystem sink subtask `subtask`: rows go to `<path>/part-<subtask>-0.<format>`
-/// in Flink's CSV or JSON text form. Only appends (`+I`) are written; the planner rejects
-/// updating input for this sink.
+/// Opens the filesystem sink subtask `subtask`: rows go to `<path>/part-<subtask>-0.<ext>`, one
+/// record per line. Text formats (`csv`, `json`, `raw`) write appends (`+I`) only, as the
+/// planner rejects updating input for them; the changelog formats write every change as an
+/// event.
 pub fn open_sink(
     spec: &ConnectorSpec,
     fields: &[riffle_plan::Field],
@@ -229,41 +341,68 @@ pub fn open_sink(
 ) -> Result<Box<dyn crate::SinkWriter>> {
     let mut options = Options::new(spec);
     let path = PathBuf::from(options.required("path")?);
-    let format = text_format(spec, &mut options)?;
+    let format = file_format(spec, &mut options)?;
     options.keys_with_prefix(&format!("{}.", format.name()));
     options.keys_with_prefix("sink.");
     options.accept("auto-compaction");
     options.accept("compaction.file-size");
     options.finish()?;
-    for f in fields {
-        if !is_writable_text_type(&f.arrow().map_err(ConnectorError::from)?) {
-            return Err(ConnectorError::new(format!(
-                "unsupported feature: writing column '{}' of type {} to a filesystem table",
-                f.name, f.data_type
-            )));
+    let names: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
+    let types = fields
+        .iter()
+        .map(|f| f.arrow().map_err(ConnectorError::from))
+        .collect::<Result<Vec<_>>>()?;
+    let extension = format.extension();
+    let encoder = match format {
+        FileFormat::Text(text) => {
+            for (f, t) in fields.iter().zip(&types) {
+                if !is_writable_text_type(t) {
+                    return Err(ConnectorError::new(format!(
+                        "unsupported feature: writing column '{}' of type {} to a filesystem table",
+                        f.name, f.data_type
+                    )));
+                }
+            }
+            FileEncoder::Text(RowEncoder::new(names, text))
         }
-    }
+        FileFormat::Changelog(changelog) => FileEncoder::Changelog(ChangelogEncoder::new(
+            &spec.table,
+            names,
+            &types,
+            changelog,
+        )?),
+        FileFormat::Raw(raw) => {
+            let columns: Vec<(String, _)> = names.into_iter().zip(types).collect();
+            FileEncoder::Raw(RawEncoder::new(&spec.table, &columns, raw)?)
+        }
+    };
     std::fs::create_dir_all(&path)
         .map_err(|e| ConnectorError::new(format!("cannot create {}: {e}", path.display())))?;
-    let file = path.join(format!("part-{}-0.{}", subtask.index, format.name()));
+    let file = path.join(format!("part-{}-0.{extension}", subtask.index));
     let writer = std::fs::File::create(&file)
         .map_err(|e| ConnectorError::new(format!("cannot create {}: {e}", file.display())))?;
     Ok(Box::new(FileSink {
-        encoder: RowEncoder::new(
-            fields.iter().map(|f| f.name.clone()).collect(),
-            format.clone(),
-        ),
+        table: spec.table.clone(),
+        encoder,
         out: Some((file, std::io::BufWriter::new(writer))),
         line: String::new(),
         staged: None,
         dir: path,
         subtask: subtask.index,
-        extension: format.name().to_string(),
+        extension: extension.to_string(),
     }))
 }
 
+/// Encodes rows as lines of one format.
+enum FileEncoder {
+    Text(RowEncoder),
+    Changelog(ChangelogEncoder),
+    Raw(RawEncoder),
+}
+
 struct FileSink {
-    encoder: RowEncoder,
+    table: String,
+    encoder: FileEncoder,
     /// The part file written directly (at-least-once), with its path.
     out: Option<(PathBuf, std::io::BufWriter<File>)>,
     line: String,
@@ -281,7 +420,28 @@ impl crate::SinkWriter for FileSink {
             batch.batch.columns().iter().map(|c| c.as_ref()).collect();
         for row in 0..batch.num_rows() {
             self.line.clear();
-            self.encoder.encode(&columns, row, &mut self.line);
+            match &mut self.encoder {
+                FileEncoder::Text(encoder) => encoder.encode(&columns, row, &mut self.line),
+                FileEncoder::Changelog(encoder) => {
+                    encoder.encode(batch.kind(row), &columns, row, &mut self.line)
+                }
+                FileEncoder::Raw(encoder) => {
+                    let bytes = columns.first().and_then(|c| encoder.encode(*c, row));
+                    let text = bytes.map(String::from_utf8).transpose().map_err(|_| {
+                        ConnectorError::new(format!(
+                            "unsupported feature: a raw record of filesystem table '{}' that is not UTF-8 text (the sink writes text lines)",
+                            self.table
+                        ))
+                    })?;
+                    let text = text.ok_or_else(|| {
+                        ConnectorError::new(format!(
+                            "filesystem table '{}' cannot write a NULL value in the raw format",
+                            self.table
+                        ))
+                    })?;
+                    self.line.push_str(&text);
+                }
+            }
             self.line.push('\n');
             if let Some(staged) = &mut self.staged {
                 staged.push_str(&self.line);

@@ -5,15 +5,18 @@
 //! from the table's `WITH` clause ([`ConnectorSpec`]); an invalid option is reported when the
 //! connector is opened, which the runtime does for every connector before the job starts.
 //!
-//! Connectors: `filesystem` (formats `csv` and `json`, source and sink), `datagen`, `nexmark`, `print`,
-//! `blackhole`, `rocketmq` (source and sink on the embedded topic store or a real RocketMQ
-//! cluster; formats `json`, `csv`, `raw`).
+//! Connectors: `filesystem` (formats `csv`, `json`, `raw`, `debezium-json`, `canal-json`, source
+//! and sink), `datagen`, `nexmark`, `print`, `blackhole`, `rocketmq` (source and sink on the
+//! embedded topic store or a real RocketMQ cluster; the same formats). The changelog formats
+//! (`debezium-json`, `canal-json`) make a source emit `+I`/`-U`/`+U`/`-D` rows
+//! ([`SourceReader::next_changes`]) and a sink write op-typed records.
 
 #![warn(missing_docs)]
 // The RocketMQ client's futures are deeply nested types; proving them `Send` needs more room.
 #![recursion_limit = "256"]
 
 pub mod blackhole;
+pub mod changelog;
 pub mod csv;
 pub mod datagen;
 pub mod filesystem;
@@ -24,6 +27,7 @@ pub mod nexmark;
 pub mod options;
 pub mod print;
 pub mod probe;
+pub mod raw;
 pub mod rocketmq;
 pub mod rows;
 pub mod snapshot;
@@ -140,6 +144,13 @@ pub type Result<T> = std::result::Result<T, ConnectorError>;
 pub trait SourceReader: Send {
     /// The next batch, or `None` when the (bounded) input is exhausted.
     fn next_batch(&mut self) -> Result<Option<RecordBatch>>;
+
+    /// The next batch with the change kind of each row (what the runtime reads). Sources of
+    /// changelog formats (`debezium-json`, `canal-json`) override it; the default reads
+    /// [`Self::next_batch`] as inserts.
+    fn next_changes(&mut self) -> Result<Option<ChangeBatch>> {
+        Ok(self.next_batch()?.map(ChangeBatch::inserts))
+    }
 
     /// Switches the reader to checkpointed operation; `false` when it cannot be checkpointed.
     fn enable_checkpointing(&mut self) -> bool {

@@ -1530,7 +1530,8 @@ impl GraphBuilder<'_> {
             sink.connector.connector.as_str(),
             "print" | "blackhole" | COLLECT_CONNECTOR
         ) || (sink.connector.connector == "rocketmq"
-            && !sink.connector.primary_key.is_empty());
+            && !sink.connector.primary_key.is_empty())
+            || format_changelog(&sink.connector) != ChangelogMode::InsertOnly;
         if node.changelog != ChangelogMode::InsertOnly && !accepts_updates {
             return Err(plan_error(
                 format!(
@@ -1931,7 +1932,8 @@ impl GraphBuilder<'_> {
         ))
     }
 
-    /// Source → computed columns → watermark assigner for one table scan.
+    /// Source → computed columns → watermark assigner for one table scan; a table in a
+    /// changelog format is an updating source.
     fn scan(&mut self, table: &TableInfo) -> PlanResult<Node> {
         let physical: Vec<Field> = table
             .physical()
@@ -1943,13 +1945,14 @@ impl GraphBuilder<'_> {
                 rowtime: false,
             })
             .collect();
+        let changelog = format_changelog(&table.connector);
         let mut node = self.add(
             OperatorKind::Source {
                 connector: table.connector.clone(),
             },
             self.parallelism,
             physical,
-            ChangelogMode::InsertOnly,
+            changelog,
             &[],
         );
         if table.columns.iter().any(|c| c.computed.is_some()) {
@@ -1982,7 +1985,7 @@ impl GraphBuilder<'_> {
                 },
                 self.parallelism,
                 schema,
-                ChangelogMode::InsertOnly,
+                changelog,
                 &[(&node, Partitioning::Forward)],
             );
         }
@@ -2005,7 +2008,7 @@ impl GraphBuilder<'_> {
                 },
                 self.parallelism,
                 table_fields(table, true),
-                ChangelogMode::InsertOnly,
+                changelog,
                 &[(&node, Partitioning::Forward)],
             );
         }
@@ -2631,5 +2634,23 @@ impl UniqueNames {
             }
             i += 1;
         }
+    }
+}
+
+/// The kinds of change a table's `format` (or `value.format`) carries: Flink's changelog
+/// formats (`debezium-json`, `canal-json`, ...) hold updates and deletes, so a source reading
+/// one is updating and a sink writing one takes any change.
+fn format_changelog(connector: &ConnectorSpec) -> ChangelogMode {
+    const CHANGELOG_FORMATS: [&str; 4] =
+        ["debezium-json", "canal-json", "maxwell-json", "ogg-json"];
+    let format = connector
+        .options
+        .get("format")
+        .or_else(|| connector.options.get("value.format"));
+    match format {
+        Some(f) if CHANGELOG_FORMATS.contains(&f.to_ascii_lowercase().as_str()) => {
+            ChangelogMode::Retract
+        }
+        _ => ChangelogMode::InsertOnly,
     }
 }

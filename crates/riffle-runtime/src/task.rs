@@ -493,8 +493,8 @@ fn read_source(
                 None => {}
             }
         }
-        let next = match reader.next_batch() {
-            Ok(Some(batch)) => Ok(SourceItem::Batch(ChangeBatch::inserts(batch))),
+        let next = match reader.next_changes() {
+            Ok(Some(batch)) => Ok(SourceItem::Batch(batch)),
             Ok(None) if commands.is_some() => {
                 exhausted = true;
                 Ok(SourceItem::Exhausted)

@@ -11,8 +11,10 @@ use std::path::PathBuf;
 use riffle_dialects::ConnectorSchema;
 use riffle_plan::ConnectorSpec;
 
+use crate::changelog::ChangelogFormat;
 use crate::csv::CsvOptions;
 use crate::options::Options;
+use crate::raw::RawOptions;
 use crate::rows::TextFormat;
 use crate::{ConnectorError, Result};
 
@@ -85,8 +87,10 @@ pub enum Role {
 pub enum BodyFormat {
     /// `json` or `csv` (the delimited text of rocketmq-flink's default is `csv` without quotes).
     Text(TextFormat),
+    /// `debezium-json` or `canal-json`: a body is a change event.
+    Changelog(ChangelogFormat),
     /// `raw`: the whole body is the table's single column.
-    Raw,
+    Raw(RawOptions),
 }
 
 /// Where a source starts in each queue.
@@ -339,7 +343,9 @@ pub fn normalize(
 }
 
 fn is_format_option(key: &str) -> bool {
-    ["json.", "csv.", "raw."].iter().any(|p| key.starts_with(p))
+    ["json.", "csv.", "raw.", "debezium-json.", "canal-json."]
+        .iter()
+        .any(|p| key.starts_with(p))
 }
 
 fn unknown_option(schema: &ConnectorSchema, table: &str, key: &str) -> ConnectorError {
@@ -505,22 +511,16 @@ impl Meanings<'_> {
                 return Ok(BodyFormat::Text(TextFormat::Csv(csv)));
             }
         };
-        if name == "raw" {
-            if let Some(charset) = options.get("raw.charset") {
-                if !charset.eq_ignore_ascii_case("UTF-8") {
-                    return Err(ConnectorError::new(format!(
-                        "unsupported feature: 'raw.charset' = '{charset}' of table '{}' (only UTF-8)",
-                        self.table
-                    )));
-                }
-            }
-            options.accept("raw.endianness");
-            return Ok(BodyFormat::Raw);
+        if name == crate::raw::NAME {
+            return Ok(BodyFormat::Raw(RawOptions::from_options(options)?));
+        }
+        if let Some(format) = ChangelogFormat::from_options(&name, options)? {
+            return Ok(BodyFormat::Changelog(format));
         }
         match TextFormat::from_options(&name, options)? {
             Some(format) => Ok(BodyFormat::Text(format)),
             None => Err(ConnectorError::new(format!(
-                "unsupported feature: format '{name}' of the rocketmq connector (table '{}'); supported: json, csv, raw",
+                "unsupported feature: format '{name}' of the rocketmq connector (table '{}'); supported: json, csv, raw, debezium-json, canal-json",
                 self.table
             ))),
         }

@@ -13,6 +13,9 @@
 //! messages and `-D` rows are tombstones (the key with an empty body); a topic the sink creates
 //! for such a table is a COMPACTION topic. Updating input without a primary key is rejected by
 //! the planner, as Flink rejects it.
+//!
+//! In a changelog format (`debezium-json`, `canal-json`) every change is a message holding its
+//! event (Flink's Kafka sink with these formats); a primary key then only keys the messages.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -24,7 +27,9 @@ use riffle_store::{queue_for_key, CleanupPolicy, Message, StoreError, TopicConfi
 
 use super::options::{normalize, BodyFormat, RocketMqOptions, Role};
 use super::{open_topics, store_error};
+use crate::changelog::ChangelogEncoder;
 use crate::options::Options;
+use crate::raw::RawEncoder;
 use crate::rows::{is_writable_text_type, RowEncoder};
 use crate::snapshot::{StateReader, StateWriter};
 use crate::{ChangeBatch, Committer, ConnectorError, Result, RowKind, SinkWriter, SubtaskInfo};
@@ -38,12 +43,6 @@ pub fn open_sink(
     let mut options = Options::new(spec);
     let opts = normalize(spec, Role::Sink, &mut options)?;
     options.finish()?;
-    if let Some(m) = spec.metadata.iter().find(|m| !m.is_virtual) {
-        return Err(ConnectorError::new(format!(
-            "unsupported feature: writing metadata column '{}' (key '{}') of rocketmq table '{}'; the sink writes no metadata, declare the column VIRTUAL (keys and tags come from 'rocketmq.sink.key.columns' and 'rocketmq.sink.tag')",
-            m.column, m.key, spec.table
-        )));
-    }
     let column = |name: &str, what: &str| {
         fields.iter().position(|f| f.name == name).ok_or_else(|| {
             ConnectorError::new(format!(
@@ -52,7 +51,9 @@ pub fn open_sink(
             ))
         })
     };
-    let upsert = !spec.primary_key.is_empty();
+    let changelog = matches!(opts.body, BodyFormat::Changelog(_));
+    let keyed_by_primary_key = !spec.primary_key.is_empty();
+    let upsert = keyed_by_primary_key && !changelog;
     let primary_key = spec
         .primary_key
         .iter()
@@ -64,7 +65,7 @@ pub fn open_sink(
         .map(|c| column(c, "key"))
         .collect::<Result<Vec<_>>>()?;
     let mut keys_in_body = opts.keys_in_body;
-    if upsert {
+    if keyed_by_primary_key {
         if !key_columns.is_empty() && key_columns != primary_key {
             return Err(ConnectorError::new(format!(
                 "rocketmq table '{}' has a PRIMARY KEY, which keys its messages; its key columns must be the primary key columns",
@@ -82,7 +83,9 @@ pub fn open_sink(
         .as_deref()
         .map(|c| column(c, "tag"))
         .transpose()?;
+    let metadata = WrittenMetadata::of(spec, fields)?;
     let body_columns: Vec<usize> = (0..fields.len())
+        .filter(|i| !metadata.columns().contains(i))
         .filter(|i| keys_in_body || !key_columns.contains(i))
         .filter(|i| opts.tag_column_in_body || tag_column != Some(*i))
         .collect();
@@ -100,6 +103,7 @@ pub fn open_sink(
         static_key: opts.message_key.clone(),
         static_tag: opts.sink_tag.clone(),
         tag_column,
+        metadata,
         upsert,
         next_queue: subtask.index as u32,
         text: String::new(),
@@ -107,10 +111,98 @@ pub fn open_sink(
     }))
 }
 
+/// The sink table's writable metadata columns (`tag`, `keys`, `properties`), by index in the
+/// written row.
+#[derive(Debug, Default)]
+struct WrittenMetadata {
+    tag: Option<usize>,
+    keys: Option<usize>,
+    properties: Option<usize>,
+}
+
+impl WrittenMetadata {
+    /// The non-VIRTUAL metadata columns of `spec`; keys the connector cannot write fail, as
+    /// Flink's sinks reject them.
+    fn of(spec: &ConnectorSpec, fields: &[Field]) -> Result<Self> {
+        let schema = riffle_dialects::connector(super::options::CONNECTOR).ok_or_else(|| {
+            ConnectorError::new("the rocketmq connector's data (dialects/) did not load")
+        })?;
+        let mut written = Self::default();
+        for m in spec.metadata.iter().filter(|m| !m.is_virtual) {
+            let writable = schema.metadata_key(&m.key).is_some_and(|k| k.writable);
+            let index = fields.iter().position(|f| f.name == m.column);
+            let slot = match m.key.as_str() {
+                "tag" => Some(&mut written.tag),
+                "keys" => Some(&mut written.keys),
+                "properties" => Some(&mut written.properties),
+                _ => None,
+            };
+            match (index, slot) {
+                (Some(i), Some(slot)) if writable => *slot = Some(i),
+                _ => {
+                    let keys: Vec<&str> = schema
+                        .metadata
+                        .iter()
+                        .filter(|k| k.writable)
+                        .map(|k| k.key.as_str())
+                        .collect();
+                    return Err(ConnectorError::new(format!(
+                        "Invalid metadata key '{}' in column '{}' of table '{}'. The rocketmq connector supports the following metadata keys for writing:\n{}\n(declare other metadata columns VIRTUAL)",
+                        m.key,
+                        m.column,
+                        spec.table,
+                        keys.join("\n")
+                    )));
+                }
+            }
+        }
+        Ok(written)
+    }
+
+    fn columns(&self) -> Vec<usize> {
+        [self.tag, self.keys, self.properties]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// Sets the tag, keys and properties of `message` from row `row`.
+    fn apply(&self, batch: &ChangeBatch, row: usize, message: &mut Message) {
+        let text = |column: Option<usize>| {
+            column.and_then(|i| RocketMqSink::value_text(batch.batch.column(i).as_ref(), row))
+        };
+        if let Some(tag) = text(self.tag) {
+            message.tag = Some(tag);
+        }
+        if let Some(keys) = text(self.keys) {
+            message
+                .keys
+                .extend(keys.split_whitespace().map(str::to_string));
+        }
+        let Some(map) = self
+            .properties
+            .map(|i| batch.batch.column(i))
+            .filter(|a| !a.is_null(row))
+            .and_then(|a| a.as_map_opt().map(|m| m.value(row)))
+        else {
+            return;
+        };
+        let (keys, values) = (map.column(0), map.column(1));
+        for i in 0..map.len() {
+            let key = RocketMqSink::value_text(keys.as_ref(), i);
+            let value = RocketMqSink::value_text(values.as_ref(), i);
+            if let (Some(k), Some(v)) = (key, value) {
+                message.properties.insert(k, v);
+            }
+        }
+    }
+}
+
 /// How bodies are written.
 enum BodyEncoder {
     Text(RowEncoder),
-    Raw,
+    Changelog(ChangelogEncoder),
+    Raw(RawEncoder),
 }
 
 fn body_encoder(
@@ -122,15 +214,27 @@ fn body_encoder(
         .iter()
         .map(|i| fields[*i].arrow().map_err(ConnectorError::from))
         .collect::<Result<Vec<_>>>()?;
+    let names = || {
+        body_columns
+            .iter()
+            .map(|i| fields[*i].name.clone())
+            .collect::<Vec<_>>()
+    };
     match &opts.body {
-        BodyFormat::Raw => match types.as_slice() {
-            [DataType::Utf8 | DataType::Binary] => Ok(BodyEncoder::Raw),
-            _ => Err(ConnectorError::new(format!(
-                "The 'raw' format only supports a single STRING or BYTES body column; rocketmq table '{}' writes {} column(s)",
-                opts.table,
-                types.len()
-            ))),
-        },
+        BodyFormat::Raw(options) => {
+            let columns: Vec<(String, DataType)> = names().into_iter().zip(types).collect();
+            Ok(BodyEncoder::Raw(RawEncoder::new(
+                &opts.table,
+                &columns,
+                *options,
+            )?))
+        }
+        BodyFormat::Changelog(format) => Ok(BodyEncoder::Changelog(ChangelogEncoder::new(
+            &opts.table,
+            names(),
+            &types,
+            format.clone(),
+        )?)),
         BodyFormat::Text(format) => {
             for (i, t) in body_columns.iter().zip(&types) {
                 if !is_writable_text_type(t) {
@@ -143,11 +247,7 @@ fn body_encoder(
                     )));
                 }
             }
-            let names = body_columns
-                .iter()
-                .map(|i| fields[*i].name.clone())
-                .collect();
-            Ok(BodyEncoder::Text(RowEncoder::new(names, format.clone())))
+            Ok(BodyEncoder::Text(RowEncoder::new(names(), format.clone())))
         }
     }
 }
@@ -188,6 +288,7 @@ struct RocketMqSink {
     static_key: Option<String>,
     static_tag: Option<String>,
     tag_column: Option<usize>,
+    metadata: WrittenMetadata,
     upsert: bool,
     /// Round-robin queue for messages without keys.
     next_queue: u32,
@@ -231,31 +332,26 @@ impl RocketMqSink {
     }
 
     fn body(&mut self, batch: &ChangeBatch, row: usize) -> Vec<u8> {
-        match &self.body {
-            BodyEncoder::Raw => {
-                let Some(column) = self.body_columns.first() else {
-                    return Vec::new();
-                };
-                let array = batch.batch.column(*column);
-                if array.is_null(row) {
-                    return Vec::new();
-                }
-                match array.data_type() {
-                    DataType::Binary => array.as_binary::<i32>().value(row).to_vec(),
-                    _ => array.as_string::<i32>().value(row).as_bytes().to_vec(),
-                }
+        let columns: Vec<&dyn Array> = self
+            .body_columns
+            .iter()
+            .map(|i| batch.batch.column(*i).as_ref())
+            .collect();
+        self.text.clear();
+        match &mut self.body {
+            // A NULL value is an empty body.
+            BodyEncoder::Raw(encoder) => {
+                return columns
+                    .first()
+                    .and_then(|c| encoder.encode(*c, row))
+                    .unwrap_or_default()
             }
-            BodyEncoder::Text(encoder) => {
-                let columns: Vec<&dyn Array> = self
-                    .body_columns
-                    .iter()
-                    .map(|i| batch.batch.column(*i).as_ref())
-                    .collect();
-                self.text.clear();
-                encoder.encode(&columns, row, &mut self.text);
-                self.text.as_bytes().to_vec()
+            BodyEncoder::Text(encoder) => encoder.encode(&columns, row, &mut self.text),
+            BodyEncoder::Changelog(encoder) => {
+                encoder.encode(batch.kind(row), &columns, row, &mut self.text)
             }
         }
+        self.text.as_bytes().to_vec()
     }
 }
 
@@ -264,7 +360,9 @@ impl SinkWriter for RocketMqSink {
         let mut by_queue: BTreeMap<u32, Vec<Message>> = BTreeMap::new();
         for row in 0..batch.num_rows() {
             let kind = batch.kind(row);
+            let changelog = matches!(self.body, BodyEncoder::Changelog(_));
             let body = match (kind, self.upsert) {
+                _ if changelog => self.body(batch, row),
                 (RowKind::Insert, _) | (RowKind::UpdateAfter, true) => self.body(batch, row),
                 (RowKind::UpdateBefore, true) => continue,
                 // A tombstone: the key without a body.
@@ -284,6 +382,7 @@ impl SinkWriter for RocketMqSink {
                 None => self.static_tag.clone(),
             };
             message.tag = tag;
+            self.metadata.apply(batch, row, &mut message);
             let queue = if message.keys.is_empty() {
                 self.next_queue = (self.next_queue + 1) % self.queues;
                 self.next_queue

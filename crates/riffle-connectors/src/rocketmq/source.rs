@@ -13,8 +13,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow::array::{ArrayRef, BinaryBuilder, StringBuilder};
-use arrow::datatypes::{DataType, Schema, SchemaRef};
+use arrow::array::ArrayRef;
+use arrow::datatypes::{Schema, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use riffle_plan::ConnectorSpec;
 use riffle_store::{StoredMessage, Topics};
@@ -22,10 +22,12 @@ use riffle_store::{StoredMessage, Topics};
 use super::metadata::{check_keys, MetadataBuilder};
 use super::options::{normalize, BodyFormat, RocketMqOptions, Role, StartupMode};
 use super::{open_topics, store_error};
+use crate::changelog::ChangelogDecoder;
 use crate::options::Options;
+use crate::raw::RawDecoder;
 use crate::rows::RowDecoder;
 use crate::snapshot::{StateReader, StateWriter};
-use crate::{ConnectorError, Result, SourceReader, SubtaskInfo, BATCH_SIZE};
+use crate::{ChangeBatch, ConnectorError, Result, RowKind, SourceReader, SubtaskInfo, BATCH_SIZE};
 
 /// How long an unbounded source waits for new messages before handing back an empty batch (so
 /// the runtime can notice a stop).
@@ -146,60 +148,46 @@ enum Slot {
 /// Decodes message bodies into the physical columns.
 enum Body {
     Text(RowDecoder),
-    RawString(StringBuilder),
-    RawBytes(BinaryBuilder),
+    Changelog(ChangelogDecoder),
+    Raw(RawDecoder),
 }
 
 impl Body {
     fn new(opts: &RocketMqOptions, physical: SchemaRef) -> Result<Self> {
-        match &opts.body {
-            BodyFormat::Text(format) => Ok(Body::Text(RowDecoder::new(
+        Ok(match &opts.body {
+            BodyFormat::Text(format) => {
+                Body::Text(RowDecoder::new(&opts.table, physical, format.clone())?)
+            }
+            BodyFormat::Changelog(format) => Body::Changelog(ChangelogDecoder::new(
                 &opts.table,
                 physical,
                 format.clone(),
-            )?)),
-            BodyFormat::Raw => {
-                let [field] = physical.fields().as_ref() else {
-                    return Err(ConnectorError::new(format!(
-                        "The 'raw' format only supports single physical column; table '{}' has {}",
-                        opts.table,
-                        physical.fields().len()
-                    )));
-                };
-                match field.data_type() {
-                    DataType::Utf8 => Ok(Body::RawString(StringBuilder::new())),
-                    DataType::Binary => Ok(Body::RawBytes(BinaryBuilder::new())),
-                    other => Err(ConnectorError::new(format!(
-                        "unsupported feature: a raw-format column '{}' of type {other} (table '{}'; STRING or BYTES)",
-                        field.name(),
-                        opts.table
-                    ))),
-                }
+            )?),
+            BodyFormat::Raw(options) => {
+                Body::Raw(RawDecoder::new(&opts.table, physical, *options)?)
             }
-        }
+        })
     }
 
     /// Decodes one message; returns the number of rows it produced.
     fn decode(&mut self, topic: &str, message: &StoredMessage) -> Result<usize> {
         let body = &message.message.body;
+        let location = || {
+            format!(
+                "topic '{topic}' queue {} offset {}",
+                message.queue, message.offset
+            )
+        };
         match self {
-            Body::RawBytes(b) => {
-                b.append_value(body);
+            Body::Raw(decoder) => {
+                decoder.decode(body, &location)?;
                 Ok(1)
             }
-            Body::RawString(b) => {
-                b.append_value(String::from_utf8_lossy(body));
-                Ok(1)
-            }
+            // An empty body is a tombstone (a deleted key): it holds no row.
+            Body::Changelog(_) if body.is_empty() => Ok(0),
+            Body::Changelog(decoder) => decoder.decode(&String::from_utf8_lossy(body), &location),
             Body::Text(decoder) => {
-                // An empty body is a tombstone (a deleted key): it holds no row.
                 let text = String::from_utf8_lossy(body);
-                let location = || {
-                    format!(
-                        "topic '{topic}' queue {} offset {}",
-                        message.queue, message.offset
-                    )
-                };
                 let mut rows = 0;
                 // One message may hold several rows, one per line (rocketmq-flink's row format).
                 for line in text.split('\n') {
@@ -216,12 +204,24 @@ impl Body {
         }
     }
 
-    fn finish(&mut self) -> Result<Vec<ArrayRef>> {
+    /// The decoded columns and their change kinds (`None`: all inserts).
+    fn finish(&mut self) -> Result<(Vec<ArrayRef>, Option<Arc<[RowKind]>>)> {
         Ok(match self {
-            Body::Text(decoder) => decoder.flush()?.columns().to_vec(),
-            Body::RawString(b) => vec![Arc::new(b.finish())],
-            Body::RawBytes(b) => vec![Arc::new(b.finish())],
+            Body::Text(decoder) => (decoder.flush()?.columns().to_vec(), None),
+            Body::Changelog(decoder) => {
+                let changes = decoder.flush()?;
+                (changes.batch.columns().to_vec(), changes.kinds)
+            }
+            Body::Raw(decoder) => (decoder.flush()?.columns().to_vec(), None),
         })
+    }
+
+    fn report_ignored(&mut self) {
+        match self {
+            Body::Text(decoder) => decoder.report_ignored(),
+            Body::Changelog(decoder) => decoder.report_ignored(),
+            Body::Raw(_) => {}
+        }
     }
 }
 
@@ -310,8 +310,8 @@ impl RocketMqSource {
         Ok(rows)
     }
 
-    fn flush(&mut self, rows: usize) -> Result<RecordBatch> {
-        let physical = self.body.finish()?;
+    fn flush(&mut self, rows: usize) -> Result<ChangeBatch> {
+        let (physical, kinds) = self.body.finish()?;
         let mut metadata = Vec::with_capacity(self.metadata.len());
         for m in &mut self.metadata {
             metadata.push(m.finish()?);
@@ -325,16 +325,13 @@ impl RocketMqSource {
             })
             .collect();
         let options = RecordBatchOptions::new().with_row_count(Some(rows));
-        Ok(RecordBatch::try_new_with_options(
-            self.schema.clone(),
-            columns,
-            &options,
-        )?)
+        let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
+        Ok(ChangeBatch { batch, kinds })
     }
 }
 
 impl RocketMqSource {
-    fn read_batch(&mut self) -> Result<Option<RecordBatch>> {
+    fn read_batch(&mut self) -> Result<Option<ChangeBatch>> {
         // The previous batch has been taken by the runtime: its offsets are consumed.
         self.commit()?;
         let mut rows = 0;
@@ -372,9 +369,7 @@ impl RocketMqSource {
         }
         if rows == 0 && self.cursors.iter().all(|c| c.done) {
             self.commit()?;
-            if let Body::Text(decoder) = &mut self.body {
-                decoder.report_ignored();
-            }
+            self.body.report_ignored();
             return Ok(None);
         }
         self.flush(rows).map(Some)
@@ -389,6 +384,16 @@ impl RocketMqSource {
 
 impl SourceReader for RocketMqSource {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        match self.read_batch()? {
+            Some(changes) if changes.kinds.is_some() => Err(ConnectorError::new(format!(
+                "{} holds a changelog: read it with its change kinds",
+                self.what()
+            ))),
+            changes => Ok(changes.map(|c| c.batch)),
+        }
+    }
+
+    fn next_changes(&mut self) -> Result<Option<ChangeBatch>> {
         self.read_batch()
     }
 
