@@ -145,6 +145,9 @@ enum Slot {
     Metadata(usize),
 }
 
+/// Decoded physical columns and their rows' change kinds (`None`: all inserts).
+type DecodedColumns = (Vec<ArrayRef>, Option<Arc<[RowKind]>>);
+
 /// Decodes message bodies into the physical columns.
 enum Body {
     Text(RowDecoder),
@@ -205,7 +208,7 @@ impl Body {
     }
 
     /// The decoded columns and their change kinds (`None`: all inserts).
-    fn finish(&mut self) -> Result<(Vec<ArrayRef>, Option<Arc<[RowKind]>>)> {
+    fn finish(&mut self) -> Result<DecodedColumns> {
         Ok(match self {
             Body::Text(decoder) => (decoder.flush()?.columns().to_vec(), None),
             Body::Changelog(decoder) => {
