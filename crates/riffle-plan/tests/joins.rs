@@ -130,7 +130,7 @@ fn rejected_joins() {
         (
             "CREATE TEMPORARY VIEW j AS SELECT o.ots, o.id FROM orders o JOIN customers c ON o.id = c.id;
 SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE j, DESCRIPTOR(ots), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end;",
-            PLAN_ERROR,
+            "invalid-time-attribute",
             "requires the timecol is a time attribute",
         ),
         (
