@@ -235,17 +235,7 @@ impl Correlate {
 
 impl StreamOperator for Correlate {
     // Stateless: a Java table function's fields are not state Flink checkpoints either.
-    fn checkpoint_unsupported(&self) -> Option<String> {
-        None
-    }
-
-    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
-        Ok(Vec::new())
-    }
-
-    fn restore(&mut self, _state: &[u8]) -> Result<(), RuntimeError> {
-        Ok(())
-    }
+    stateless!();
 
     fn process(
         &mut self,

@@ -1,5 +1,23 @@
 //! The stream operators: what one subtask does with its input.
 
+/// Implements the checkpoint methods of a stateless operator (defined before the operator modules
+/// so they can use it too).
+macro_rules! stateless {
+    () => {
+        fn checkpoint_unsupported(&self) -> Option<String> {
+            None
+        }
+
+        fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+            Ok(Vec::new())
+        }
+
+        fn restore(&mut self, _state: &[u8]) -> Result<(), RuntimeError> {
+            Ok(())
+        }
+    };
+}
+
 mod aggregate;
 mod correlate;
 mod group_store;
@@ -80,23 +98,6 @@ pub trait StreamOperator: Send {
     fn restore(&mut self, _state: &[u8]) -> Result<(), RuntimeError> {
         Err(RuntimeError::new("this operator cannot be restored"))
     }
-}
-
-/// Implements the checkpoint methods of a stateless operator.
-macro_rules! stateless {
-    () => {
-        fn checkpoint_unsupported(&self) -> Option<String> {
-            None
-        }
-
-        fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
-            Ok(Vec::new())
-        }
-
-        fn restore(&mut self, _state: &[u8]) -> Result<(), RuntimeError> {
-            Ok(())
-        }
-    };
 }
 
 /// The schema the runtime builds arrays with: the graph's types, every column nullable (the
