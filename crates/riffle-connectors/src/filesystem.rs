@@ -193,32 +193,36 @@ struct FileSource {
 }
 
 impl FileSource {
+    /// Reads the next line of the open file, opening the next file when none is open; false at
+    /// the end of a file (a record never continues in the next file).
     fn next_line(&mut self, line: &mut String) -> Result<bool> {
-        loop {
-            if self.current.is_none() {
-                let Some(path) = self.files.pop() else {
-                    return Ok(false);
-                };
-                let file = File::open(&path).map_err(|e| {
-                    ConnectorError::new(format!("cannot open {}: {e}", path.display()))
-                })?;
-                self.current = Some((path, BufReader::with_capacity(READ_BUFFER, file), 0));
-            }
-            let Some((path, reader, line_no)) = self.current.as_mut() else {
-                continue;
+        if self.current.is_none() {
+            let Some(path) = self.files.pop() else {
+                return Ok(false);
             };
-            line.clear();
-            let n = reader
-                .read_line(line)
-                .map_err(|e| ConnectorError::new(format!("cannot read {}: {e}", path.display())))?;
-            if n == 0 {
-                self.current = None;
-                continue;
-            }
-            *line_no += 1;
-            self.lines += 1;
-            return Ok(true);
+            let file = File::open(&path)
+                .map_err(|e| ConnectorError::new(format!("cannot open {}: {e}", path.display())))?;
+            self.current = Some((path, BufReader::with_capacity(READ_BUFFER, file), 0));
         }
+        let Some((path, reader, line_no)) = self.current.as_mut() else {
+            return Ok(false);
+        };
+        line.clear();
+        let n = reader
+            .read_line(line)
+            .map_err(|e| ConnectorError::new(format!("cannot read {}: {e}", path.display())))?;
+        if n == 0 {
+            self.current = None;
+            return Ok(false);
+        }
+        *line_no += 1;
+        self.lines += 1;
+        Ok(true)
+    }
+
+    /// True when every file has been read to its end.
+    fn exhausted(&self) -> bool {
+        self.current.is_none() && self.files.is_empty()
     }
 
     /// Decodes a `csv` or `json` line (a CSV record may continue on the next lines).
@@ -275,7 +279,12 @@ impl SourceReader for FileSource {
         let mut line = std::mem::take(&mut self.line);
         while self.decoder.rows() < BATCH_SIZE {
             if !self.next_line(&mut line)? {
-                break;
+                // Each file is a split, as in Flink: a batch ends with its file, so checkpoint
+                // barriers can fall between files.
+                if self.decoder.rows() > 0 || self.exhausted() {
+                    break;
+                }
+                continue;
             }
             // Lines end at '\n' only, as Flink's line reader splits them.
             let record = line.strip_suffix('\n').unwrap_or(&line);
@@ -319,7 +328,7 @@ impl SourceReader for FileSource {
         r.finish()?;
         let mut line = String::new();
         while self.lines < lines {
-            if !self.next_line(&mut line)? {
+            if !self.next_line(&mut line)? && self.exhausted() {
                 return Err(ConnectorError::new(format!(
                     "{what}: the checkpoint had read {lines} lines, the files now hold {}",
                     self.lines

@@ -233,7 +233,7 @@ fn stateful_job(data: &Path, out: &str, checkpoints: Option<&Path>) -> String {
         "{set}SET 'parallelism.default' = '2';
 CREATE TABLE orders (id BIGINT, customer INT, amount INT, ts TIMESTAMP(3),
   WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
-  WITH ('connector' = 'filesystem', 'path' = '{d}/orders.csv', 'format' = 'csv');
+  WITH ('connector' = 'filesystem', 'path' = '{d}/orders', 'format' = 'csv');
 CREATE TABLE shipments (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
   WITH ('connector' = 'filesystem', 'path' = '{d}/shipments.csv', 'format' = 'csv');
 {sinks}EXECUTE STATEMENT SET BEGIN
@@ -294,7 +294,13 @@ fn write_stateful_data(dir: &Path) {
         .iter()
         .map(|(ms, id)| format!("{id},{}\n", time(*ms)))
         .collect();
-    std::fs::write(dir.join("orders.csv"), orders).unwrap();
+    // Many files, each one batch, so that checkpoints fall between them.
+    let orders: Vec<&str> = orders.lines().collect();
+    std::fs::create_dir(dir.join("orders")).unwrap();
+    for (n, part) in orders.chunks(400).enumerate() {
+        let text = part.join("\n") + "\n";
+        std::fs::write(dir.join(format!("orders/{n:03}.csv")), text).unwrap();
+    }
     std::fs::write(dir.join("shipments.csv"), shipments).unwrap();
 }
 

@@ -520,7 +520,9 @@ impl StreamOperator for WatermarkAssigner {
     }
 
     fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
-        if watermark == i64::MAX && self.current != i64::MAX {
+        // Forwarded even when a restored snapshot already saw it: downstream watermarks are
+        // not part of checkpoints, so a source that ends again must end the stream again.
+        if watermark == i64::MAX {
             self.current = i64::MAX;
             out.push(Emit::Watermark(i64::MAX));
         }
@@ -796,5 +798,35 @@ impl SourceReader for ValuesSource {
             self.batch = None;
         }
         r.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::common::ScalarValue;
+    use datafusion::physical_expr::expressions::Literal;
+
+    use super::*;
+
+    /// A job restored from a checkpoint taken after a source ended must still end its stream:
+    /// the operators after the assigner start from no watermark again.
+    #[test]
+    fn a_restored_watermark_assigner_forwards_the_final_watermark_again() {
+        let assigner = || WatermarkAssigner {
+            expr: Arc::new(Literal::new(ScalarValue::Null)),
+            rowtime: 0,
+            interval: 0,
+            current: 0,
+            last: 0,
+        };
+        let mut first = assigner();
+        let mut out = Vec::new();
+        first.watermark(i64::MAX, &mut out).unwrap();
+        let state = first.snapshot(1).unwrap();
+        let mut restored = assigner();
+        restored.restore(&state).unwrap();
+        let mut out = Vec::new();
+        restored.watermark(i64::MAX, &mut out).unwrap();
+        assert!(matches!(out.as_slice(), [Emit::Watermark(i64::MAX)]));
     }
 }
