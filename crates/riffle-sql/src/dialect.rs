@@ -316,13 +316,161 @@ fn parse_interval(parser: &mut Parser) -> Result<Expr, ParserError> {
     parser.next_token();
     let expr = parser.parse_interval()?;
     Ok(match expr {
-        Expr::Interval(interval) => Expr::Interval(Interval {
-            leading_field: interval.leading_field.map(singular_unit),
-            last_field: interval.last_field.map(singular_unit),
-            ..interval
-        }),
+        Expr::Interval(interval) => {
+            let interval = Interval {
+                leading_field: interval.leading_field.map(singular_unit),
+                last_field: interval.last_field.map(singular_unit),
+                ..interval
+            };
+            Expr::Interval(day_to_second_as_seconds(year_to_month_as_months(interval)))
+        }
         other => other,
     })
+}
+
+/// `INTERVAL '1-2' YEAR TO MONTH` as the single-unit `INTERVAL '14' MONTH` it denotes (the
+/// planner knows single-unit intervals only). Values not of the form `[+-]years-months` stay as
+/// they are, and the planner rejects them.
+fn year_to_month_as_months(interval: Interval) -> Interval {
+    let is_year_to_month = interval.leading_field == Some(DateTimeField::Year)
+        && interval.last_field == Some(DateTimeField::Month);
+    let Expr::Value(literal) = interval.value.as_ref() else {
+        return interval;
+    };
+    let Value::SingleQuotedString(text) = &literal.value else {
+        return interval;
+    };
+    let Some(months) = is_year_to_month.then(|| year_month_total(text)).flatten() else {
+        return interval;
+    };
+    Interval {
+        value: Box::new(Expr::Value(
+            Value::SingleQuotedString(months.to_string()).with_span(literal.span),
+        )),
+        leading_field: Some(DateTimeField::Month),
+        leading_precision: None,
+        last_field: None,
+        fractional_seconds_precision: None,
+    }
+}
+
+/// A day-time range interval (`INTERVAL '2 03:04:05.006' DAY TO SECOND`, `'1:30' HOUR TO
+/// MINUTE`, ...) as the single-unit `INTERVAL '183845.006' SECOND` it denotes. Values that do not
+/// fit the range's `d hh:mm:ss.fff` shape stay as they are, and the planner rejects them.
+fn day_to_second_as_seconds(interval: Interval) -> Interval {
+    let (Some(leading), Some(last)) = (&interval.leading_field, &interval.last_field) else {
+        return interval;
+    };
+    let (Some(first), Some(end)) = (day_time_rank(leading), day_time_rank(last)) else {
+        return interval;
+    };
+    let Expr::Value(literal) = interval.value.as_ref() else {
+        return interval;
+    };
+    let Value::SingleQuotedString(text) = &literal.value else {
+        return interval;
+    };
+    let Some(millis) = (first < end)
+        .then(|| day_time_millis(text, first, end))
+        .flatten()
+    else {
+        return interval;
+    };
+    let sign = if millis < 0 { "-" } else { "" };
+    let (secs, frac) = (millis.unsigned_abs() / 1000, millis.unsigned_abs() % 1000);
+    Interval {
+        value: Box::new(Expr::Value(
+            Value::SingleQuotedString(format!("{sign}{secs}.{frac:03}")).with_span(literal.span),
+        )),
+        leading_field: Some(DateTimeField::Second),
+        leading_precision: None,
+        last_field: None,
+        fractional_seconds_precision: None,
+    }
+}
+
+/// Day-time units from the largest: day 0, hour 1, minute 2, second 3.
+fn day_time_rank(field: &DateTimeField) -> Option<usize> {
+    match field {
+        DateTimeField::Day => Some(0),
+        DateTimeField::Hour => Some(1),
+        DateTimeField::Minute => Some(2),
+        DateTimeField::Second => Some(3),
+        _ => None,
+    }
+}
+
+/// The milliseconds in a `[+-]d hh:mm:ss.fff` value holding the units `first..=last` (ranks of
+/// [`day_time_rank`]); the leading unit is unbounded, the others are bounded like a clock's.
+fn day_time_millis(text: &str, first: usize, last: usize) -> Option<i64> {
+    const UNIT_MILLIS: [i64; 4] = [86_400_000, 3_600_000, 60_000, 1_000];
+    const UNIT_LIMIT: [i64; 4] = [i64::MAX, 23, 59, 59];
+    let text = text.trim();
+    let (negative, unsigned) = match text.as_bytes().first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    // Days are separated by a space, the clock units by colons.
+    let (days, clock) = if first == 0 {
+        let (d, rest) = unsigned.split_once(' ')?;
+        (Some(d), rest.trim_start())
+    } else {
+        (None, unsigned)
+    };
+    let mut parts: Vec<&str> = days.into_iter().collect();
+    parts.extend(clock.split(':'));
+    if parts.len() != last - first + 1 {
+        return None;
+    }
+    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let mut total: i64 = 0;
+    for (offset, part) in parts.iter().enumerate() {
+        let rank = first + offset;
+        let (whole, fraction) = match part.split_once('.') {
+            Some((w, f)) if rank == 3 => (w, Some(f)),
+            Some(_) => return None,
+            None => (*part, None),
+        };
+        if !all_digits(whole) {
+            return None;
+        }
+        let value: i64 = whole.parse().ok()?;
+        if rank != first && value > UNIT_LIMIT[rank] {
+            return None;
+        }
+        total = total.checked_add(value.checked_mul(UNIT_MILLIS[rank])?)?;
+        if let Some(fraction) = fraction {
+            if !all_digits(fraction) || fraction.len() > 9 {
+                return None;
+            }
+            // Milliseconds: the first three digits, the rest truncated as Flink does.
+            let millis = format!("{fraction:0<3}");
+            total = total.checked_add(millis[..3].parse::<i64>().ok()?)?;
+        }
+    }
+    Some(if negative { -total } else { total })
+}
+
+/// The number of months in a `[+-]years-months` literal (months at most 11, as Flink requires).
+fn year_month_total(text: &str) -> Option<i64> {
+    let text = text.trim();
+    let (negative, unsigned) = match text.as_bytes().first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let (years, months) = unsigned.split_once('-')?;
+    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !all_digits(years) || !all_digits(months) {
+        return None;
+    }
+    let months: i64 = months.parse().ok()?;
+    if months > 11 {
+        return None;
+    }
+    let total = years.parse::<i64>().ok()?.checked_mul(12)?.checked_add(months)?;
+    Some(if negative { -total } else { total })
 }
 
 /// Maps `YEARS`, `DAYS`, `SECONDS`, ... to the unit Flink means by them.
@@ -649,6 +797,41 @@ mod tests {
     }
 
     #[test]
+    fn year_to_month_intervals_become_months() {
+        let cases = [
+            ("INTERVAL '1-2' YEAR TO MONTH", "INTERVAL '14' MONTH"),
+            ("INTERVAL '-1-6' YEARS TO MONTHS", "INTERVAL '-18' MONTH"),
+            ("INTERVAL '+0-11' YEAR TO MONTH", "INTERVAL '11' MONTH"),
+            // Not a years-months value: left for the planner to reject.
+            ("INTERVAL '1-12' YEAR TO MONTH", "INTERVAL '1-12' YEAR TO MONTH"),
+            ("INTERVAL '3' YEAR TO MONTH", "INTERVAL '3' YEAR TO MONTH"),
+        ];
+        for (text, printed) in cases {
+            assert_eq!(expr(text).to_string(), printed, "{text}");
+        }
+    }
+
+    #[test]
+    fn day_time_ranges_become_seconds() {
+        let cases = [
+            (
+                "INTERVAL '2 03:04:05.006' DAY TO SECOND",
+                "INTERVAL '183845.006' SECOND",
+            ),
+            ("INTERVAL '-1 02' DAY TO HOUR", "INTERVAL '-93600.000' SECOND"),
+            ("INTERVAL '1:30' HOUR TO MINUTE", "INTERVAL '5400.000' SECOND"),
+            ("INTERVAL '10:05.5' MINUTE TO SECOND", "INTERVAL '605.500' SECOND"),
+            ("INTERVAL '25:00' HOUR TO MINUTE", "INTERVAL '90000.000' SECOND"),
+            // Out of the clock's range or the wrong shape: left for the planner to reject.
+            ("INTERVAL '1 25' DAY TO HOUR", "INTERVAL '1 25' DAY TO HOUR"),
+            ("INTERVAL '1:30' DAY TO SECOND", "INTERVAL '1:30' DAY TO SECOND"),
+        ];
+        for (text, printed) in cases {
+            assert_eq!(expr(text).to_string(), printed, "{text}");
+        }
+    }
+
+    #[test]
     fn typed_literals_convert_back() {
         let Expr::TypedString(ts) = expr("TIMESTAMP '2020-01-01 00:00:00'") else {
             panic!("not a typed string")
@@ -666,8 +849,8 @@ mod tests {
             "INTERVAL '5' MINUTE"
         );
         assert_eq!(
-            expr("INTERVAL '1 2' DAY TO HOUR").to_string(),
-            "INTERVAL '1 2' DAY TO HOUR"
+            expr("INTERVAL '1 2' DAYS TO HOURS").to_string(),
+            "INTERVAL '93600.000' SECOND"
         );
     }
 
