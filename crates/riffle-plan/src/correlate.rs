@@ -33,6 +33,9 @@ pub enum TableFunction {
         /// An `ORDINALITY` column follows the element columns.
         with_ordinality: bool,
     },
+    /// Flink's internal `REPLICATE_ROWS(n)`: `n` empty rows, so the correlate emits its input
+    /// row `n` times (how `INTERSECT ALL` and `EXCEPT ALL` restore multiplicities).
+    Replicate,
     /// A Java `TableFunction` (see `riffle-jvm`).
     Java {
         /// SQL name of the function (for errors).
@@ -100,6 +103,11 @@ impl TableFunctionNode {
     pub fn unnest(arg: Expr, with_ordinality: bool, names: &[String]) -> DfResult<Self> {
         let function = TableFunction::Unnest { with_ordinality };
         Self::try_new(function, vec![arg], names)
+    }
+
+    /// `REPLICATE_ROWS(count)`: no columns, `count` rows (none for NULL or less than 1).
+    pub fn replicate(count: Expr) -> DfResult<Self> {
+        Self::try_new(TableFunction::Replicate, vec![count], &[])
     }
 
     /// A call of the table function `spec` (Java or Rust).
@@ -189,6 +197,10 @@ fn output_fields(function: &TableFunction, args: &[Expr]) -> DfResult<Vec<ArrowF
             }
             Ok(fields)
         }
+        TableFunction::Replicate => match args {
+            [count] if count.to_field(&empty)?.1.data_type().is_integer() => Ok(Vec::new()),
+            _ => datafusion::common::internal_err!("REPLICATE_ROWS takes one integer count"),
+        },
         TableFunction::Java {
             name,
             class,
@@ -306,9 +318,9 @@ impl UserDefinedLogicalNodeCore for TableFunctionNode {
         // Expression rewrites may name the arguments; a call's arguments need no names.
         let exprs: Vec<Expr> = exprs.into_iter().map(Expr::unalias).collect();
         match &self.function {
-            TableFunction::Unnest { .. } | TableFunction::Rust { .. } => {
-                Self::try_new(self.function.clone(), exprs, &names)
-            }
+            TableFunction::Unnest { .. }
+            | TableFunction::Rust { .. }
+            | TableFunction::Replicate => Self::try_new(self.function.clone(), exprs, &names),
             TableFunction::Java {
                 name, class, jars, ..
             } => {
@@ -332,6 +344,7 @@ pub fn describe(spec: &CorrelateSpec) -> String {
             with_ordinality: true,
         } => "UNNEST WITH ORDINALITY".to_string(),
         TableFunction::Unnest { .. } => "UNNEST".to_string(),
+        TableFunction::Replicate => "REPLICATE_ROWS".to_string(),
         TableFunction::Java { name, .. } | TableFunction::Rust { name, .. } => name.clone(),
     };
     let mut out = format!(

@@ -49,6 +49,8 @@ use grouping_sets::GroupingSets;
 mod correlate_plan;
 mod over_plan;
 mod rank_plan;
+mod set_ops_all;
+mod subquery_expr;
 
 /// Diagnostic code of a feature the engine does not run (yet).
 pub const UNSUPPORTED: &str = "unsupported-feature";
@@ -1520,7 +1522,10 @@ impl GraphBuilder<'_> {
 
     fn sink(&mut self, sink: &PendingSink) -> PlanResult<()> {
         self.rank_usage = rank_plan::RankUsage::of(&sink.plan);
-        let plan = join::prepare(sink.plan.clone()).map_err(|e| df_error(e, sink.span))?;
+        let plan = subquery_expr::rewrite(sink.plan.clone())
+            .and_then(set_ops_all::rewrite)
+            .and_then(join::prepare)
+            .map_err(|e| df_error(e, sink.span))?;
         let mut node = self.translate(&plan)?;
         if let Some(target) = &sink.target {
             node = self.cast_to_target(node, target)?;

@@ -1,7 +1,7 @@
 //! Snapshots of join plans: key extraction and hash partitioning, interval and window join
 //! detection, semi/anti joins from subqueries, and the joins Flink (or Riffle) rejects.
 
-use riffle_plan::{explain, plan_sql, JobGraph, OperatorKind, PLAN_ERROR, UNSUPPORTED};
+use riffle_plan::{explain, plan_sql, JobGraph, OperatorKind, PLAN_ERROR};
 
 const TABLES: &str = "SET 'parallelism.default' = '2';
 CREATE TABLE orders (ots TIMESTAMP(3), id INT, cid BIGINT, amount INT, WATERMARK FOR ots AS ots)
@@ -120,13 +120,26 @@ fn not_in_is_a_null_aware_anti_join_without_keys() {
 }
 
 #[test]
+fn intersect_and_except_all_replicate_counted_rows() {
+    for set_operation in ["INTERSECT ALL", "EXCEPT ALL"] {
+        let graph = plan(&format!(
+            "SELECT id FROM customers {set_operation} SELECT oid FROM shipments;"
+        ));
+        let text = explain::to_text(&graph);
+        assert!(text.contains("REPLICATE_ROWS"), "{set_operation}: {text}");
+        assert!(
+            !graph
+                .operators
+                .iter()
+                .any(|o| matches!(o.kind, OperatorKind::Join { .. })),
+            "{set_operation}: {text}"
+        );
+    }
+}
+
+#[test]
 fn rejected_joins() {
     for (sql, code, message) in [
-        (
-            "SELECT id FROM customers INTERSECT ALL SELECT oid FROM shipments;",
-            UNSUPPORTED,
-            "INTERSECT ALL / EXCEPT ALL",
-        ),
         (
             "CREATE TEMPORARY VIEW j AS SELECT o.ots, o.id FROM orders o JOIN customers c ON o.id = c.id;
 SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE j, DESCRIPTOR(ots), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end;",

@@ -469,7 +469,11 @@ fn year_month_total(text: &str) -> Option<i64> {
     if months > 11 {
         return None;
     }
-    let total = years.parse::<i64>().ok()?.checked_mul(12)?.checked_add(months)?;
+    let total = years
+        .parse::<i64>()
+        .ok()?
+        .checked_mul(12)?
+        .checked_add(months)?;
     Some(if negative { -total } else { total })
 }
 
@@ -803,7 +807,10 @@ mod tests {
             ("INTERVAL '-1-6' YEARS TO MONTHS", "INTERVAL '-18' MONTH"),
             ("INTERVAL '+0-11' YEAR TO MONTH", "INTERVAL '11' MONTH"),
             // Not a years-months value: left for the planner to reject.
-            ("INTERVAL '1-12' YEAR TO MONTH", "INTERVAL '1-12' YEAR TO MONTH"),
+            (
+                "INTERVAL '1-12' YEAR TO MONTH",
+                "INTERVAL '1-12' YEAR TO MONTH",
+            ),
             ("INTERVAL '3' YEAR TO MONTH", "INTERVAL '3' YEAR TO MONTH"),
         ];
         for (text, printed) in cases {
@@ -818,13 +825,28 @@ mod tests {
                 "INTERVAL '2 03:04:05.006' DAY TO SECOND",
                 "INTERVAL '183845.006' SECOND",
             ),
-            ("INTERVAL '-1 02' DAY TO HOUR", "INTERVAL '-93600.000' SECOND"),
-            ("INTERVAL '1:30' HOUR TO MINUTE", "INTERVAL '5400.000' SECOND"),
-            ("INTERVAL '10:05.5' MINUTE TO SECOND", "INTERVAL '605.500' SECOND"),
-            ("INTERVAL '25:00' HOUR TO MINUTE", "INTERVAL '90000.000' SECOND"),
+            (
+                "INTERVAL '-1 02' DAY TO HOUR",
+                "INTERVAL '-93600.000' SECOND",
+            ),
+            (
+                "INTERVAL '1:30' HOUR TO MINUTE",
+                "INTERVAL '5400.000' SECOND",
+            ),
+            (
+                "INTERVAL '10:05.5' MINUTE TO SECOND",
+                "INTERVAL '605.500' SECOND",
+            ),
+            (
+                "INTERVAL '25:00' HOUR TO MINUTE",
+                "INTERVAL '90000.000' SECOND",
+            ),
             // Out of the clock's range or the wrong shape: left for the planner to reject.
             ("INTERVAL '1 25' DAY TO HOUR", "INTERVAL '1 25' DAY TO HOUR"),
-            ("INTERVAL '1:30' DAY TO SECOND", "INTERVAL '1:30' DAY TO SECOND"),
+            (
+                "INTERVAL '1:30' DAY TO SECOND",
+                "INTERVAL '1:30' DAY TO SECOND",
+            ),
         ];
         for (text, printed) in cases {
             assert_eq!(expr(text).to_string(), printed, "{text}");

@@ -46,7 +46,6 @@ pub(super) fn prepare(plan: LogicalPlan) -> DfResult<LogicalPlan> {
         .enable_physical_uncorrelated_scalar_subquery = false;
     let context = OptimizerContext::new_with_config_options(Arc::new(options));
     let plan = Optimizer::with_rules(rules).optimize(plan, &context, |_, _| {})?;
-    check_set_operations(&plan)?;
     plan.transform_up(|node| match node {
         LogicalPlan::Filter(filter)
             if matches!(filter.input.as_ref(), LogicalPlan::Join(j) if j.join_type == DfJoinType::Inner) =>
@@ -60,27 +59,6 @@ pub(super) fn prepare(plan: LogicalPlan) -> DfResult<LogicalPlan> {
         other => Ok(Transformed::no(other)),
     })
     .map(|t| t.data)
-}
-
-/// INTERSECT and EXCEPT are planned as semi and anti joins on every column (NULL equal to
-/// NULL) of the DISTINCT left input: Flink's result. The ALL variants join the left input as it
-/// is, but they keep multiplicities (`min(m, n)` and `m - n` copies) that a semi/anti join does
-/// not, so they are rejected.
-fn check_set_operations(plan: &LogicalPlan) -> DfResult<()> {
-    if let LogicalPlan::Join(j) = plan {
-        let set_operation = matches!(j.join_type, DfJoinType::LeftSemi | DfJoinType::LeftAnti)
-            && !j.on.is_empty()
-            && j.null_equality == NullEquality::NullEqualsNull;
-        if set_operation && !matches!(j.left.as_ref(), LogicalPlan::Distinct(_)) {
-            return datafusion::common::not_impl_err!(
-                "unsupported feature: INTERSECT ALL / EXCEPT ALL"
-            );
-        }
-    }
-    for input in plan.inputs() {
-        check_set_operations(input)?;
-    }
-    Ok(())
 }
 
 /// An equality between an expression of the left input and one of the right input.

@@ -31,6 +31,7 @@ enum Expander {
     Unnest {
         with_ordinality: bool,
     },
+    Replicate,
     Java(JavaTableFunction),
     Rust {
         library: Arc<NativeLibrary>,
@@ -49,6 +50,10 @@ impl Expander {
             Expander::Unnest { with_ordinality } => match args {
                 [collection] => unnest(collection, *with_ordinality),
                 _ => Err(RuntimeError::new("UNNEST takes one collection")),
+            },
+            Expander::Replicate => match args {
+                [count] => replicate(count),
+                _ => Err(RuntimeError::new("REPLICATE_ROWS takes one count")),
             },
             Expander::Java(f) => {
                 let out = f
@@ -89,6 +94,21 @@ fn rust_rows(
         .map(|(i, (_, t))| column_of(&out, i + 1, *t))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Produced { owners, columns })
+}
+
+/// Each row `count` times (a NULL or non-positive count: never), with no columns.
+fn replicate(count: &ArrayRef) -> Result<Produced, RuntimeError> {
+    let counts = cast(count, &DataType::Int64)?;
+    let counts = counts.as_primitive::<arrow::datatypes::Int64Type>();
+    let mut owners = Vec::new();
+    for (row, n) in counts.iter().enumerate() {
+        let n = usize::try_from(n.unwrap_or(0)).unwrap_or(0);
+        owners.extend(std::iter::repeat_n(row as u32, n));
+    }
+    Ok(Produced {
+        owners,
+        columns: Vec::new(),
+    })
 }
 
 /// The elements of each array (a ROW element as its fields) or the entries of each map.
@@ -201,6 +221,7 @@ impl Correlate {
             TableFunction::Unnest { with_ordinality } => Expander::Unnest {
                 with_ordinality: *with_ordinality,
             },
+            TableFunction::Replicate => Expander::Replicate,
             TableFunction::Java {
                 name,
                 class,
@@ -353,6 +374,20 @@ mod tests {
         assert!(p.columns[0].is_null(2));
         let ordinals = p.columns[1].as_primitive::<arrow::datatypes::Int32Type>();
         assert_eq!(ordinals.values().to_vec(), vec![1, 2, 1]);
+    }
+
+    #[test]
+    fn replicate_repeats_rows_by_their_count() {
+        let counts: ArrayRef = Arc::new(arrow::array::Int64Array::from(vec![
+            Some(2),
+            None,
+            Some(0),
+            Some(-1),
+            Some(1),
+        ]));
+        let produced = replicate(&counts).unwrap();
+        assert_eq!(produced.owners, vec![0, 0, 4]);
+        assert!(produced.columns.is_empty());
     }
 
     #[test]
