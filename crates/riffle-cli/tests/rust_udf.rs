@@ -106,3 +106,120 @@ fn an_unknown_function_of_the_library_is_named() {
     assert!(stderr.contains("has no function 'nope'"), "{stderr}");
     assert!(stderr.contains("rs_split"), "{stderr}");
 }
+
+/// The rows `riffle run` printed: change kind and values.
+fn changelog(stdout: &str) -> Vec<(String, Vec<String>)> {
+    stdout
+        .lines()
+        .filter_map(|l| {
+            let (kind, rest) = l.split_once('[')?;
+            let values = rest.strip_suffix(']')?;
+            Some((
+                kind.to_string(),
+                values.split(", ").map(str::to_string).collect(),
+            ))
+        })
+        .collect()
+}
+
+/// 40 sales of 5 shops over 10 minutes, with some NULL values and weights.
+fn write_sales(path: &Path) {
+    let mut rows = String::new();
+    for i in 0..40i64 {
+        let value = if i % 7 == 3 {
+            String::new()
+        } else {
+            (i * 13 % 50).to_string()
+        };
+        let weight = if i % 11 == 5 {
+            String::new()
+        } else {
+            (i % 4 + 1).to_string()
+        };
+        rows.push_str(&format!(
+            "{},{value},{weight},2024-01-01 10:{:02}:00\n",
+            i % 5,
+            i / 4
+        ));
+    }
+    std::fs::write(path, rows).expect("write input");
+}
+
+/// Runs `query` over the sales table with the example library's functions declared; the
+/// printed rows, or the error output.
+fn run_sales_query(query: &str) -> Result<Vec<(String, Vec<String>)>, String> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lib = build_library(&dir.path().join("target"));
+    let input = dir.path().join("sales.csv");
+    write_sales(&input);
+    let sql = format!(
+        "SET 'execution.checkpointing.interval' = '50 ms';
+CREATE FUNCTION rs_wavg AS 'rs_wavg' LANGUAGE RUST USING JAR '{lib}';
+CREATE FUNCTION rs_longest AS 'rs_longest' LANGUAGE RUST USING JAR '{lib}';
+CREATE TABLE sales (shop INT, v BIGINT, w INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
+  WITH ('connector' = 'filesystem', 'path' = '{input}', 'format' = 'csv', 'csv.null-literal' = '');
+{query}",
+        lib = lib.display(),
+        input = input.display()
+    );
+    let out = run(dir.path(), &sql);
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(changelog(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Asserts that in every row the last two values (the Rust function and the same aggregate
+/// built from built-in functions) are equal.
+fn assert_same_as_builtin(rows: &[(String, Vec<String>)]) {
+    assert!(rows.len() >= 4, "{rows:?}");
+    for (kind, values) in rows {
+        let [.., ours, builtin] = values.as_slice() else {
+            panic!("short row {kind}{values:?}");
+        };
+        assert_eq!(ours, builtin, "{kind}{values:?}");
+    }
+}
+
+#[test]
+fn a_rust_aggregate_function_runs_in_a_window_aggregation() {
+    let rows = run_sales_query(
+        "SELECT window_start, rs_wavg(v, w),
+  CAST(SUM(v * w) AS DOUBLE) / SUM(CASE WHEN v IS NULL THEN CAST(NULL AS INT) ELSE w END)
+FROM TABLE(TUMBLE(TABLE sales, DESCRIPTOR(ts), INTERVAL '3' MINUTE))
+GROUP BY window_start, window_end;",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_same_as_builtin(&rows);
+    assert!(rows.iter().all(|(kind, _)| kind == "+I"), "{rows:?}");
+}
+
+#[test]
+fn a_rust_aggregate_function_retracts_in_an_updating_aggregation() {
+    // The inner aggregation updates its totals, so the outer one retracts old totals.
+    let rows = run_sales_query(
+        "SELECT cnt, rs_wavg(total, CAST(1 AS INT)), CAST(SUM(total) AS DOUBLE) / COUNT(total)
+FROM (SELECT shop, COUNT(*) AS cnt, SUM(v) AS total FROM sales GROUP BY shop)
+GROUP BY cnt;",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_same_as_builtin(&rows);
+    assert!(
+        rows.iter().any(|(kind, _)| kind == "-U" || kind == "-D"),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn a_rust_aggregate_without_retract_fails_an_updating_aggregation() {
+    let err = run_sales_query(
+        "SELECT cnt, rs_longest(CAST(total AS STRING))
+FROM (SELECT shop, COUNT(*) AS cnt, SUM(v) AS total FROM sales GROUP BY shop)
+GROUP BY cnt;",
+    )
+    .expect_err("an updating input needs retract");
+    assert!(
+        err.contains("rs_longest") && err.contains("retract"),
+        "{err}"
+    );
+}

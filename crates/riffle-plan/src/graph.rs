@@ -481,14 +481,17 @@ pub struct AggregateCall {
     pub separator: Option<String>,
 }
 
-/// A call of a Java `AggregateFunction` (from `CREATE FUNCTION`).
+/// A call of a user-defined aggregate function (from `CREATE FUNCTION`): a Java
+/// `AggregateFunction` or an aggregate of a Rust library.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UserAggregate {
     /// SQL name of the function.
     pub name: String,
-    /// Java class.
+    /// `LANGUAGE` of the function (`JAVA` or `RUST`).
+    pub language: String,
+    /// Java class, or the function's name in a Rust library.
     pub class: String,
-    /// Jars to load the class from.
+    /// Jars to load the class from (a Rust function: its library).
     pub jars: Vec<String>,
     /// Input columns of the arguments.
     pub args: Vec<usize>,

@@ -2195,7 +2195,7 @@ impl GraphBuilder<'_> {
                 return Err(unsupported("ORDER BY inside an aggregate call", span));
             }
             let fname = func.name().to_ascii_lowercase();
-            if let Some(spec) = crate::udf::java_aggregate(&func) {
+            if let Some(spec) = crate::udf::user_aggregate(&func) {
                 if params.distinct {
                     return Err(unsupported(
                         "DISTINCT in a call of a user-defined aggregate function",
@@ -2228,6 +2228,7 @@ impl GraphBuilder<'_> {
                     name,
                     user: Some(crate::graph::UserAggregate {
                         name: spec.name.clone(),
+                        language: spec.language.clone(),
                         class: spec.class.clone(),
                         jars: spec.jars.clone(),
                         args,

@@ -1,13 +1,16 @@
 //! Native Rust functions (`CREATE FUNCTION f AS 'name' LANGUAGE RUST USING JAR 'lib.so'`):
 //! functions of a dynamic library built with the `riffle-udf` crate. Scalar functions run as
-//! DataFusion functions; table functions are planned in `FROM` (see [`crate::correlate`]).
+//! DataFusion functions; table functions are planned in `FROM` (see [`crate::correlate`]);
+//! aggregate functions are typed here and run by the runtime's aggregation operators.
 
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{exec_err, plan_err, Result as DfResult};
+use datafusion::logical_expr::function::AccumulatorArgs;
 use datafusion::logical_expr::{
-    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
+    Accumulator, AggregateUDFImpl, ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs,
+    ScalarUDFImpl, Signature, Volatility,
 };
 use riffle_udf::codec::{Description, Kind};
 use riffle_udf::host::{arrow_type, column_of, rows_of, NativeLibrary};
@@ -35,6 +38,7 @@ pub fn spec(name: &str, identifier: &str, jars: &[String]) -> Result<UserFunctio
         kind: match f.kind {
             Kind::Scalar => "scalar".into(),
             Kind::Table => crate::udf::TABLE.into(),
+            Kind::Aggregate => crate::udf::AGGREGATE.into(),
         },
     })
 }
@@ -119,14 +123,14 @@ impl RustScalarUdf {
     }
 
     fn description(&self) -> DfResult<Description> {
-        let library = self
-            .spec
-            .jars
-            .first()
-            .map(String::as_str)
-            .unwrap_or_default();
-        describe(library, &self.spec.class).map_err(datafusion::common::DataFusionError::Plan)
+        description_of(&self.spec)
     }
+}
+
+/// The library's description of the function of `spec`.
+fn description_of(spec: &UserFunctionSpec) -> DfResult<Description> {
+    let library = spec.jars.first().map(String::as_str).unwrap_or_default();
+    describe(library, &spec.class).map_err(datafusion::common::DataFusionError::Plan)
 }
 
 impl ScalarUDFImpl for RustScalarUdf {
@@ -184,5 +188,73 @@ impl ScalarUDFImpl for RustScalarUdf {
             Ok(array) => Ok(ColumnarValue::Array(array)),
             Err(e) => exec_err!("{e}"),
         }
+    }
+}
+
+/// A Rust aggregate function as a DataFusion aggregate (for typing only: Riffle's aggregation
+/// operators run it, with the accumulator kept as values).
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct RustAggregateUdf {
+    spec: UserFunctionSpec,
+    signature: Signature,
+}
+
+impl RustAggregateUdf {
+    /// The function of `spec` (an aggregate function of a Rust library).
+    pub fn new(spec: UserFunctionSpec) -> Self {
+        Self {
+            spec,
+            signature: Signature::variadic_any(Volatility::Volatile),
+        }
+    }
+
+    /// The spec the function was registered from.
+    pub fn spec(&self) -> &UserFunctionSpec {
+        &self.spec
+    }
+}
+
+impl AggregateUDFImpl for RustAggregateUdf {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> DfResult<DataType> {
+        let f = description_of(&self.spec)?;
+        match f.columns.first() {
+            Some((_, t)) => Ok(arrow_type(*t)),
+            None => plan_err!("Rust function '{}' declares no result", self.spec.name),
+        }
+    }
+
+    fn return_field(&self, arg_fields: &[FieldRef]) -> DfResult<FieldRef> {
+        let f = description_of(&self.spec)?;
+        let actual: Vec<DataType> = arg_fields.iter().map(|f| f.data_type().clone()).collect();
+        check_arguments(&self.spec.name, &f.args, &actual)?;
+        let result = self.return_type(&actual)?;
+        Ok(Arc::new(Field::new(&self.spec.name, result, true)))
+    }
+
+    fn accumulator(&self, _args: AccumulatorArgs) -> DfResult<Box<dyn Accumulator>> {
+        datafusion::common::not_impl_err!(
+            "Rust aggregate function '{}' outside a streaming aggregation",
+            self.spec.name
+        )
+    }
+}
+
+/// The Flink type, Arrow type and nullability of a Rust aggregate call's result.
+pub fn aggregate_result(
+    call: &crate::graph::UserAggregate,
+) -> Result<(String, DataType, bool), String> {
+    let library = call.jars.first().map(String::as_str).unwrap_or_default();
+    let f = describe(library, &call.class)?;
+    match f.columns.first() {
+        Some((_, t)) => Ok((t.sql_name().to_string(), arrow_type(*t), true)),
+        None => Err(format!("Rust function '{}' declares no result", call.name)),
     }
 }

@@ -45,8 +45,13 @@ pub fn register(state: &mut datafusion::execution::SessionState, functions: &[Us
             continue;
         }
         if f.language == crate::rust_udf::RUST {
-            let udf = crate::rust_udf::RustScalarUdf::new(f.clone());
-            let _ = state.register_udf(Arc::new(ScalarUDF::from(udf)));
+            if f.kind == AGGREGATE {
+                let udaf = crate::rust_udf::RustAggregateUdf::new(f.clone());
+                let _ = state.register_udaf(Arc::new(AggregateUDF::from(udaf)));
+            } else {
+                let udf = crate::rust_udf::RustScalarUdf::new(f.clone());
+                let _ = state.register_udf(Arc::new(ScalarUDF::from(udf)));
+            }
             continue;
         }
         if f.kind == AGGREGATE {
@@ -63,22 +68,31 @@ pub fn register(state: &mut datafusion::execution::SessionState, functions: &[Us
 
 /// [`UserFunctionSpec::kind`] of a Java `ScalarFunction`.
 const SCALAR: &str = "scalar";
-/// [`UserFunctionSpec::kind`] of a Java `AggregateFunction`.
-const AGGREGATE: &str = "aggregate";
+/// [`UserFunctionSpec::kind`] of an aggregate function.
+pub const AGGREGATE: &str = "aggregate";
 /// [`UserFunctionSpec::kind`] of a Java `TableFunction`.
 pub const TABLE: &str = "table";
 
-/// The spec of a Java aggregate function call's function.
-pub fn java_aggregate(udaf: &AggregateUDF) -> Option<&UserFunctionSpec> {
-    udaf.inner()
+/// The spec of a user-defined (Java or Rust) aggregate function call's function.
+pub fn user_aggregate(udaf: &AggregateUDF) -> Option<&UserFunctionSpec> {
+    let inner = udaf.inner();
+    inner
         .downcast_ref::<JavaAggregateUdf>()
         .map(|u| &u.spec)
+        .or_else(|| {
+            inner
+                .downcast_ref::<crate::rust_udf::RustAggregateUdf>()
+                .map(|u| u.spec())
+        })
 }
 
-/// The Flink type, Arrow type and nullability of a Java aggregate call's result.
+/// The Flink type, Arrow type and nullability of a user-defined aggregate call's result.
 pub fn aggregate_result(
     call: &crate::graph::UserAggregate,
 ) -> Result<(String, DataType, bool), String> {
+    if call.language == crate::rust_udf::RUST {
+        return crate::rust_udf::aggregate_result(call);
+    }
     let f = JavaAggregateFunction::resolve(&call.name, &call.class, &call.jars, &call.arg_types)
         .map_err(|e| e.to_string())?;
     let field = result_field(&call.name, f.result_type()).map_err(|e| e.to_string())?;

@@ -20,6 +20,8 @@ use std::sync::Arc;
 
 use riffle_jvm::{JavaAccumulator, JavaAggregateFunction};
 use riffle_plan::AggregateFunction;
+use riffle_udf::host::{column_of, row_of, NativeAggregate};
+use riffle_udf::Value;
 
 use riffle_connectors::snapshot::{StateReader, StateWriter};
 
@@ -96,6 +98,11 @@ enum State {
         function: Arc<JavaAggregateFunction>,
         acc: JavaAccumulator,
     },
+    /// A Rust aggregate function's accumulator: values of its declared accumulator fields.
+    Rust {
+        function: Arc<NativeAggregate>,
+        acc: Vec<Value>,
+    },
     /// Count, mean and sum of squared deviations from the mean.
     Moments {
         n: i64,
@@ -117,8 +124,8 @@ impl Accumulator {
                 count: 0,
             },
             AggregateFunction::Min | AggregateFunction::Max => State::MinMax(BTreeMap::new()),
-            // User functions are built by `Accumulator::java`; this is an empty count that no
-            // call reads.
+            // User functions are built by `Accumulator::java`/`rust`; this is an empty count
+            // that no call reads.
             AggregateFunction::User => State::Count(0),
             AggregateFunction::StddevPop
             | AggregateFunction::StddevSamp
@@ -161,20 +168,42 @@ impl Accumulator {
         })
     }
 
-    /// Applies row `row` of the argument columns `args` of a Java aggregate (`accumulate`, or
-    /// `retract` when `add` is false).
-    pub fn update_java(
+    /// A fresh accumulator of a Rust aggregate function (`create_accumulator`).
+    pub fn rust(function: Arc<NativeAggregate>) -> Result<Self, RuntimeError> {
+        let (_, acc) = function.apply(None, &[], &[]).map_err(RuntimeError::new)?;
+        Ok(Self {
+            function: AggregateFunction::User,
+            state: State::Rust { function, acc },
+            distinct: None,
+            input_scale: 0,
+            input_precision: 0,
+            separator: String::new(),
+        })
+    }
+
+    /// Applies row `row` of the argument columns `args` of a user-defined aggregate
+    /// (`accumulate`, or `retract` when `add` is false).
+    pub fn update_user(
         &mut self,
         args: &[ArrayRef],
         row: usize,
         add: bool,
     ) -> Result<(), RuntimeError> {
-        match &self.state {
+        match &mut self.state {
             State::Java { function, acc } => function
                 .update(acc, args, row, add)
                 .map_err(|e| RuntimeError::new(e.to_string())),
+            State::Rust { function, acc } => {
+                let values =
+                    row_of(args, &function.description().args, row).map_err(RuntimeError::new)?;
+                let (_, next) = function
+                    .apply(Some(acc), &[(add, values)], &[])
+                    .map_err(RuntimeError::new)?;
+                *acc = next;
+                Ok(())
+            }
             _ => Err(RuntimeError::new(
-                "a built-in aggregate called as a Java one",
+                "a built-in aggregate called as a user-defined one",
             )),
         }
     }
@@ -223,9 +252,9 @@ impl Accumulator {
             .then(|| self.double_at(arg.as_ref(), row))
             .flatten();
         match &mut self.state {
-            State::Java { function, acc } => function
-                .update(acc, std::slice::from_ref(arg), row, add)
-                .map_err(|e| RuntimeError::new(e.to_string()))?,
+            State::Java { .. } | State::Rust { .. } => {
+                self.update_user(std::slice::from_ref(arg), row, add)?
+            }
             State::Count(c) => *c += sign,
             State::Sum {
                 int,
@@ -351,6 +380,12 @@ impl Accumulator {
             (State::Java { function, acc }, State::Java { acc: other, .. }) => function
                 .merge(acc, other)
                 .map_err(|e| RuntimeError::new(e.to_string()))?,
+            (State::Rust { function, acc }, State::Rust { acc: other, .. }) => {
+                let (_, next) = function
+                    .apply(Some(acc), &[], std::slice::from_ref(other))
+                    .map_err(RuntimeError::new)?;
+                *acc = next;
+            }
             (
                 State::Moments { n, mean, m2 },
                 State::Moments {
@@ -383,6 +418,15 @@ impl Accumulator {
                 let array = function
                     .value(acc, out)
                     .map_err(|e| RuntimeError::new(e.to_string()))?;
+                Ok(ScalarValue::try_from_array(array.as_ref(), 0)?)
+            }
+            (State::Rust { function, acc }, _) => {
+                let (value, _) = function
+                    .apply(Some(acc), &[], &[])
+                    .map_err(RuntimeError::new)?;
+                let array = column_of(&[vec![value]], 0, function.result_type())
+                    .map_err(RuntimeError::new)?;
+                let array = arrow::compute::cast(&array, out)?;
                 Ok(ScalarValue::try_from_array(array.as_ref(), 0)?)
             }
             (State::Count(c), _) => Ok(ScalarValue::Int64(Some(*c))),
@@ -549,6 +593,12 @@ impl Accumulator {
                      (their accumulators are Java objects)",
                 ))
             }
+            State::Rust { acc, .. } => {
+                w.u8(5);
+                let mut encoded = riffle_udf::codec::Writer::default();
+                encoded.batch(std::slice::from_ref(acc), acc.len());
+                w.bytes(&encoded.0);
+            }
         }
         w.bool(self.distinct.is_some());
         if let Some(seen) = &self.distinct {
@@ -601,6 +651,22 @@ impl Accumulator {
                 m2: r.f64()?,
             },
             4 => State::Values(values(r)?.into_iter().map(|(v, _)| v).collect()),
+            5 => {
+                let State::Rust { function, .. } = &self.state else {
+                    return Err(RuntimeError::new(
+                        "a Rust aggregate's state restored into another aggregate call",
+                    ));
+                };
+                let acc = riffle_udf::codec::Reader::new(r.bytes()?)
+                    .batch()
+                    .map_err(RuntimeError::new)?
+                    .pop()
+                    .ok_or_else(|| RuntimeError::new("a Rust aggregate's state is empty"))?;
+                State::Rust {
+                    function: function.clone(),
+                    acc,
+                }
+            }
             other => {
                 return Err(RuntimeError::new(format!(
                     "corrupted accumulator state (kind {other})"

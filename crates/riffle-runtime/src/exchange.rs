@@ -48,8 +48,12 @@ pub struct Output {
     pub edges: Vec<EdgeOutput>,
 }
 
+/// The error of a subtask whose downstream ended early: a consequence of that subtask's own
+/// failure, which is the one to report.
+pub(crate) const DOWNSTREAM_STOPPED: &str = "a downstream task stopped unexpectedly";
+
 fn closed() -> RuntimeError {
-    RuntimeError::new("a downstream task stopped unexpectedly")
+    RuntimeError::new(DOWNSTREAM_STOPPED)
 }
 
 impl Output {

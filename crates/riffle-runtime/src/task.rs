@@ -412,7 +412,8 @@ impl Control {
 }
 
 impl Job {
-    /// Runs every subtask; the first failure aborts the others.
+    /// Runs every subtask; the first failure aborts the others. The failure reported is the
+    /// cause: an upstream subtask that saw its downstream end may be joined first.
     pub async fn run(self) -> Result<(), RuntimeError> {
         let mut set = JoinSet::new();
         for t in self.tasks {
@@ -423,9 +424,19 @@ impl Job {
                 Ok(r) => r,
                 Err(e) => Err(RuntimeError::new(format!("a task failed: {e}"))),
             };
-            if let Err(e) = outcome {
+            if let Err(first) = outcome {
                 set.abort_all();
-                return Err(e);
+                let mut cause = first;
+                while let Some(result) = set.join_next().await {
+                    if let Ok(Err(e)) = result {
+                        if cause.message == crate::exchange::DOWNSTREAM_STOPPED
+                            && e.message != crate::exchange::DOWNSTREAM_STOPPED
+                        {
+                            cause = e;
+                        }
+                    }
+                }
+                return Err(cause);
             }
         }
         Ok(())

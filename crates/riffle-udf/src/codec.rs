@@ -3,8 +3,9 @@
 //!
 //! * value: a tag byte (0 NULL, then the [`SqlType`] tags) and its payload;
 //! * batch: `u32` rows, `u32` columns, then the values row by row;
-//! * description: `u32` functions, each: name, kind byte (0 scalar, 1 table), `u32` argument
-//!   count and a type tag per argument, `u32` output columns, each a name and a type tag.
+//! * description: `u32` functions, each: name, kind byte (0 scalar, 1 table, 2 aggregate), `u32`
+//!   argument count and a type tag per argument, `u32` output columns, each a name and a type
+//!   tag; an aggregate then has `u32` accumulator fields, each a type tag.
 
 use crate::{SqlType, Value};
 
@@ -42,6 +43,8 @@ pub enum Kind {
     Scalar,
     /// A table function.
     Table,
+    /// An aggregate function (one output column, named after the function).
+    Aggregate,
 }
 
 /// A function as a library describes it.
@@ -49,12 +52,14 @@ pub enum Kind {
 pub struct Description {
     /// Name.
     pub name: String,
-    /// Scalar or table function.
+    /// Scalar, table or aggregate function.
     pub kind: Kind,
     /// Argument types.
     pub args: Vec<SqlType>,
-    /// Output columns (a scalar function has one).
+    /// Output columns (a scalar or aggregate function has one).
     pub columns: Vec<(String, SqlType)>,
+    /// The types of an aggregate function's accumulator fields (empty for other kinds).
+    pub accumulator: Vec<SqlType>,
 }
 
 /// Appends encodings to a byte vector.
@@ -121,16 +126,24 @@ impl Writer {
             self.0.push(match f.kind {
                 Kind::Scalar => 0,
                 Kind::Table => 1,
+                Kind::Aggregate => 2,
             });
-            self.u32(f.args.len() as u32);
-            for a in &f.args {
-                self.0.push(type_tag(*a));
-            }
+            self.types(&f.args);
             self.u32(f.columns.len() as u32);
             for (name, t) in &f.columns {
                 self.bytes(name.as_bytes());
                 self.0.push(type_tag(*t));
             }
+            if f.kind == Kind::Aggregate {
+                self.types(&f.accumulator);
+            }
+        }
+    }
+
+    fn types(&mut self, types: &[SqlType]) {
+        self.u32(types.len() as u32);
+        for t in types {
+            self.0.push(type_tag(*t));
         }
     }
 }
@@ -222,23 +235,35 @@ impl<'a> Reader<'a> {
             let kind = match self.u8()? {
                 0 => Kind::Scalar,
                 1 => Kind::Table,
+                2 => Kind::Aggregate,
                 other => return Err(format!("unknown function kind {other}")),
             };
-            let mut args = Vec::new();
-            for _ in 0..self.u32()? {
-                args.push(tag_type(self.u8()?)?);
-            }
+            let args = self.types()?;
             let mut columns = Vec::new();
             for _ in 0..self.u32()? {
                 let name = self.string()?;
                 columns.push((name, tag_type(self.u8()?)?));
             }
+            let accumulator = match kind {
+                Kind::Aggregate => self.types()?,
+                _ => Vec::new(),
+            };
             out.push(Description {
                 name,
                 kind,
                 args,
                 columns,
+                accumulator,
             });
+        }
+        Ok(out)
+    }
+
+    fn types(&mut self) -> Result<Vec<SqlType>, String> {
+        let n = self.u32()?;
+        let mut out = Vec::new();
+        for _ in 0..n {
+            out.push(tag_type(self.u8()?)?);
         }
         Ok(out)
     }
@@ -275,12 +300,22 @@ mod tests {
 
     #[test]
     fn descriptions_round_trip() {
-        let d = vec![Description {
-            name: "split".into(),
-            kind: Kind::Table,
-            args: vec![SqlType::String, SqlType::Int],
-            columns: vec![("word".into(), SqlType::String)],
-        }];
+        let d = vec![
+            Description {
+                name: "split".into(),
+                kind: Kind::Table,
+                args: vec![SqlType::String, SqlType::Int],
+                columns: vec![("word".into(), SqlType::String)],
+                accumulator: Vec::new(),
+            },
+            Description {
+                name: "wavg".into(),
+                kind: Kind::Aggregate,
+                args: vec![SqlType::BigInt, SqlType::Int],
+                columns: vec![("wavg".into(), SqlType::Double)],
+                accumulator: vec![SqlType::BigInt, SqlType::BigInt],
+            },
+        ];
         let mut w = Writer::default();
         w.descriptions(&d);
         assert_eq!(Reader::new(&w.0).descriptions().unwrap(), d);

@@ -117,11 +117,22 @@ impl NativeLibrary {
     ) -> Result<Vec<Vec<Value>>, String> {
         let mut w = Writer::default();
         w.batch(rows, columns);
+        self.invoke(name, &w.0)
+    }
+
+    /// Calls function `name` on an encoded input: its decoded result batch.
+    fn invoke(&self, name: &str, input: &[u8]) -> Result<Vec<Vec<Value>>, String> {
         let mut out = Buffer::empty();
         // SAFETY: valid slices and a local buffer; the buffer is copied, then freed once by
         // the library that allocated it.
         let (code, bytes) = unsafe {
-            let code = (self.call)(name.as_ptr(), name.len(), w.0.as_ptr(), w.0.len(), &mut out);
+            let code = (self.call)(
+                name.as_ptr(),
+                name.len(),
+                input.as_ptr(),
+                input.len(),
+                &mut out,
+            );
             let bytes = if out.ptr.is_null() {
                 Vec::new()
             } else {
@@ -140,6 +151,85 @@ impl NativeLibrary {
         Reader::new(&bytes)
             .batch()
             .map_err(|e| format!("Rust function '{name}' ({}): {e}", self.path))
+    }
+}
+
+/// An aggregate function of a library, with its accumulator kept on Riffle's side as values.
+#[derive(Debug)]
+pub struct NativeAggregate {
+    library: Arc<NativeLibrary>,
+    description: Description,
+}
+
+impl NativeAggregate {
+    /// Aggregate function `name` of the library at `path`.
+    pub fn open(path: &str, name: &str) -> Result<Self, String> {
+        let library = NativeLibrary::open(path)?;
+        let description = match library.function(name) {
+            Some(d) if d.kind == crate::codec::Kind::Aggregate => d.clone(),
+            Some(_) => {
+                return Err(format!(
+                    "function '{name}' of {path} is not an aggregate function"
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "Rust function library {path} has no function '{name}'"
+                ))
+            }
+        };
+        Ok(Self {
+            library,
+            description,
+        })
+    }
+
+    /// The function's description.
+    pub fn description(&self) -> &Description {
+        &self.description
+    }
+
+    /// The result type.
+    pub fn result_type(&self) -> SqlType {
+        self.description
+            .columns
+            .first()
+            .map_or(SqlType::String, |(_, t)| *t)
+    }
+
+    /// One crossing: starts from `acc` (a new accumulator when `None`), applies `rows` in order
+    /// (accumulate when the flag is true, else retract; arguments of the declared types) and
+    /// merges `others`; returns the value and the new accumulator.
+    pub fn apply(
+        &self,
+        acc: Option<&[Value]>,
+        rows: &[(bool, Vec<Value>)],
+        others: &[Vec<Value>],
+    ) -> Result<(Value, Vec<Value>), String> {
+        let width = self.description.accumulator.len();
+        let mut w = Writer::default();
+        w.batch(acc.map(<[Value]>::to_vec).as_slice(), width);
+        let flagged: Vec<Vec<Value>> = rows
+            .iter()
+            .map(|(add, args)| {
+                let mut row = Vec::with_capacity(args.len() + 1);
+                row.push(Value::Boolean(*add));
+                row.extend(args.iter().cloned());
+                row
+            })
+            .collect();
+        w.batch(&flagged, self.description.args.len() + 1);
+        w.batch(others, width);
+        let mut out = self.library.invoke(&self.description.name, &w.0)?;
+        let row = out.pop().filter(|r| r.len() == width + 1).ok_or_else(|| {
+            format!(
+                "Rust aggregate function '{}' returned a malformed result",
+                self.description.name
+            )
+        })?;
+        let mut row = row.into_iter();
+        let value = row.next().unwrap_or(Value::Null);
+        Ok((value, row.collect()))
     }
 }
 
@@ -176,6 +266,25 @@ pub fn rows_of(
         }
     }
     Ok(out)
+}
+
+/// Row `row` of argument columns, each value cast to its declared type.
+pub fn row_of(columns: &[ArrayRef], types: &[SqlType], row: usize) -> Result<Vec<Value>, String> {
+    if columns.len() != types.len() {
+        return Err(format!(
+            "expected {} arguments, got {}",
+            types.len(),
+            columns.len()
+        ));
+    }
+    columns
+        .iter()
+        .zip(types)
+        .map(|(column, t)| {
+            let cell = cast(&column.slice(row, 1), &arrow_type(*t)).map_err(|e| e.to_string())?;
+            Ok(value_at(&cell, *t, 0))
+        })
+        .collect()
 }
 
 fn value_at(column: &ArrayRef, t: SqlType, i: usize) -> Value {

@@ -1,4 +1,4 @@
-//! Native Rust user-defined functions for Riffle.
+//! Native Rust user-defined functions (scalar, table and aggregate) for Riffle.
 //!
 //! A function library is a Rust crate built as a `cdylib` that depends on this crate, registers
 //! its functions in a [`Library`] and exports it with [`export!`]:
@@ -36,7 +36,9 @@
 //! CREATE FUNCTION plus_one AS 'plus_one' LANGUAGE RUST USING JAR '/path/libmy_udfs.so';
 //! ```
 //!
-//! Scalar functions run in any expression; table functions in `LATERAL TABLE(f(x))`. Values
+//! Scalar functions run in any expression; table functions in `LATERAL TABLE(f(x))`;
+//! aggregate functions ([`AggregateFunction`]) in group and window aggregations, with an
+//! accumulator of SQL values that Riffle keeps (and checkpoints) for each group. Values
 //! have the SQL types of [`SqlType`]; arguments are cast to the declared types as for a
 //! built-in function. Calls cross the library boundary once per batch of rows through a small
 //! C ABI ([`abi`]) with a byte encoding of the values ([`codec`]), so the library and Riffle
@@ -179,10 +181,64 @@ pub trait TableFunction: Send + Sync + 'static {
     fn eval(&self, args: &[Value], out: &mut Vec<Vec<Value>>) -> Result<(), String>;
 }
 
+/// The argument, result and accumulator types of an aggregate function (the result is
+/// nullable; so is every accumulator field).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AggregateSignature {
+    /// Argument types, in order.
+    pub args: Vec<SqlType>,
+    /// Result type.
+    pub result: SqlType,
+    /// The types of the accumulator's fields. Riffle keeps the accumulator as these values
+    /// (so it is part of checkpoints) and hands it to the function with each call.
+    pub accumulator: Vec<SqlType>,
+}
+
+impl AggregateSignature {
+    /// An aggregate of `args` returning `result`, accumulating into fields of `accumulator`.
+    pub fn new(args: Vec<SqlType>, result: SqlType, accumulator: Vec<SqlType>) -> Self {
+        Self {
+            args,
+            result,
+            accumulator,
+        }
+    }
+}
+
+/// A function of the rows of a group to one value, as Flink's `AggregateFunction`: an
+/// accumulator starts empty, rows are accumulated (and retracted, on an updating input), and
+/// the value is read from it whenever the group's result is emitted.
+pub trait AggregateFunction: Send + Sync + 'static {
+    /// Argument, result and accumulator types.
+    fn signature(&self) -> AggregateSignature;
+
+    /// The accumulator of an empty group: one value per accumulator field.
+    fn create_accumulator(&self) -> Vec<Value>;
+
+    /// Adds one row of arguments to `acc`.
+    fn accumulate(&self, acc: &mut [Value], args: &[Value]) -> Result<(), String>;
+
+    /// Removes one row of arguments accumulated before (needed on updating inputs and for
+    /// bounded OVER windows). The default fails the job, naming the missing method.
+    fn retract(&self, _acc: &mut [Value], _args: &[Value]) -> Result<(), String> {
+        Err("the function does not implement retract (needed for an updating input)".into())
+    }
+
+    /// Adds the rows of accumulator `other` to `acc` (needed when session windows merge).
+    /// The default fails the job, naming the missing method.
+    fn merge(&self, _acc: &mut [Value], _other: &[Value]) -> Result<(), String> {
+        Err("the function does not implement merge (needed to merge session windows)".into())
+    }
+
+    /// The result for accumulator `acc`.
+    fn get_value(&self, acc: &[Value]) -> Result<Value, String>;
+}
+
 /// One registered function.
 pub(crate) enum Function {
     Scalar(Box<dyn ScalarFunction>),
     Table(Box<dyn TableFunction>),
+    Aggregate(Box<dyn AggregateFunction>),
 }
 
 /// The functions a dynamic library exports, by name.
@@ -208,6 +264,13 @@ impl Library {
     pub fn table(mut self, name: &str, function: impl TableFunction) -> Self {
         self.functions
             .insert(name.to_string(), Function::Table(Box::new(function)));
+        self
+    }
+
+    /// Adds an aggregate function under `name`.
+    pub fn aggregate(mut self, name: &str, function: impl AggregateFunction) -> Self {
+        self.functions
+            .insert(name.to_string(), Function::Aggregate(Box::new(function)));
         self
     }
 }

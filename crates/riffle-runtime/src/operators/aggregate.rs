@@ -14,6 +14,7 @@ use riffle_plan::{AggregateCall, LocalZone};
 
 use super::{millis, Emit, StreamOperator};
 use riffle_jvm::JavaAggregateFunction;
+use riffle_udf::host::NativeAggregate;
 
 use crate::accumulator::Accumulator;
 use crate::exchange::key_converter;
@@ -28,8 +29,35 @@ struct Calls {
     calls: Vec<AggregateCall>,
     arg_types: Vec<Option<DataType>>,
     out_types: Vec<DataType>,
-    /// The Java function of each user-defined aggregate call.
-    java: Vec<Option<Arc<JavaAggregateFunction>>>,
+    /// The function of each user-defined aggregate call.
+    user: Vec<Option<UserFunction>>,
+}
+
+/// A user-defined aggregate function, loaded.
+enum UserFunction {
+    Java(Arc<JavaAggregateFunction>),
+    Rust(Arc<NativeAggregate>),
+}
+
+impl UserFunction {
+    fn load(call: &riffle_plan::UserAggregate) -> Result<Self, RuntimeError> {
+        if call.language == riffle_plan::rust_udf::RUST {
+            let library = call.jars.first().map(String::as_str).unwrap_or_default();
+            return NativeAggregate::open(library, &call.class)
+                .map(|f| Self::Rust(Arc::new(f)))
+                .map_err(RuntimeError::new);
+        }
+        JavaAggregateFunction::resolve(&call.name, &call.class, &call.jars, &call.arg_types)
+            .map(|f| Self::Java(Arc::new(f)))
+            .map_err(|e| RuntimeError::new(e.to_string()))
+    }
+
+    fn accumulator(&self) -> Result<Accumulator, RuntimeError> {
+        match self {
+            Self::Java(f) => Accumulator::java(f.clone()),
+            Self::Rust(f) => Accumulator::rust(f.clone()),
+        }
+    }
 }
 
 impl Calls {
@@ -60,24 +88,15 @@ impl Calls {
                     .ok_or_else(|| RuntimeError::new("aggregate output out of range"))?,
             );
         }
-        let java = calls
+        let user = calls
             .iter()
-            .map(|c| {
-                c.user
-                    .as_ref()
-                    .map(|u| {
-                        JavaAggregateFunction::resolve(&u.name, &u.class, &u.jars, &u.arg_types)
-                            .map(Arc::new)
-                            .map_err(|e| RuntimeError::new(e.to_string()))
-                    })
-                    .transpose()
-            })
+            .map(|c| c.user.as_ref().map(UserFunction::load).transpose())
             .collect::<Result<_, _>>()?;
         Ok(Self {
             calls: calls.to_vec(),
             arg_types,
             out_types,
-            java,
+            user,
         })
     }
 
@@ -85,9 +104,9 @@ impl Calls {
         self.calls
             .iter()
             .zip(&self.arg_types)
-            .zip(&self.java)
-            .map(|((c, t), java)| match java {
-                Some(f) => Accumulator::java(f.clone()),
+            .zip(&self.user)
+            .map(|((c, t), user)| match user {
+                Some(f) => f.accumulator(),
                 None => Ok(Accumulator::new(c.function, c.distinct, t.as_ref())
                     .with_separator(c.separator.as_deref())),
             })
@@ -119,7 +138,7 @@ impl Calls {
                     .iter()
                     .filter_map(|a| batch.columns().get(*a).cloned())
                     .collect();
-                acc.update_java(&args, row, add)?;
+                acc.update_user(&args, row, add)?;
                 continue;
             }
             let arg: Option<&ArrayRef> = call.arg.and_then(|a| batch.columns().get(a));
@@ -129,9 +148,14 @@ impl Calls {
     }
 
     /// Why the accumulators cannot be checkpointed: a Java aggregate's accumulator is a Java
-    /// object Riffle cannot serialize.
+    /// object Riffle cannot serialize (a Rust aggregate's is a row of values, which it can).
     fn checkpoint_unsupported(&self) -> Option<String> {
-        self.calls.iter().find_map(|c| c.user.as_ref()).map(|user| {
+        let java = self
+            .calls
+            .iter()
+            .filter_map(|c| c.user.as_ref())
+            .find(|u| u.language != riffle_plan::rust_udf::RUST);
+        java.map(|user| {
             format!(
                 "its Java aggregate function {} keeps its accumulators as Java objects, which cannot be checkpointed",
                 user.name
@@ -1013,6 +1037,7 @@ mod tests {
         let mut java = call(AggregateFunction::Sum, false);
         java.user = Some(riffle_plan::UserAggregate {
             name: "MyAgg".into(),
+            language: "JAVA".into(),
             class: "com.example.MyAgg".into(),
             jars: Vec::new(),
             args: vec![1],
@@ -1022,7 +1047,7 @@ mod tests {
             calls: vec![java],
             arg_types: vec![Some(DataType::Int32)],
             out_types: vec![DataType::Int64],
-            java: vec![None],
+            user: vec![None],
         };
         let reason = calls.checkpoint_unsupported().unwrap_or_default();
         assert!(reason.contains("Java aggregate function MyAgg"), "{reason}");
