@@ -102,6 +102,9 @@ pub fn describe(op: &Operator) -> String {
             "IntervalJoin({}, bounds=[{lower} ms, {upper} ms])",
             describe_join(spec)
         ),
+        OperatorKind::TemporalJoin { spec, .. } => {
+            format!("TemporalJoin({}, asOf=[rowtime])", describe_join(spec))
+        }
         OperatorKind::WindowJoin { spec, .. } => format!("WindowJoin({})", describe_join(spec)),
         OperatorKind::Union => "Union".to_string(),
         OperatorKind::Correlate(spec) => crate::correlate::describe(spec),

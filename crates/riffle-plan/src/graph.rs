@@ -283,6 +283,18 @@ pub enum OperatorKind {
         /// Largest `left_time - right_time` that matches, in milliseconds.
         upper: i64,
     },
+    /// Event-time temporal join (`FOR SYSTEM_TIME AS OF left.rowtime`): each left row joins
+    /// the version of the right (versioned) table valid at its time, once the watermark passes
+    /// it. Inner or left join; append-only output.
+    TemporalJoin {
+        /// Join type (inner or left), keys (including the right side's primary key) and
+        /// residual condition.
+        spec: JoinSpec,
+        /// Index of the left rowtime column among the left columns.
+        left_time: usize,
+        /// Index of the right rowtime column among the right columns.
+        right_time: usize,
+    },
     /// Join of two window TVF outputs per window: each window's rows are joined once the
     /// watermark passes its end; rows of windows that already fired are dropped.
     WindowJoin {

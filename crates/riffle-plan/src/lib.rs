@@ -22,6 +22,7 @@ mod planner;
 pub mod rank;
 pub mod rust_udf;
 pub mod session;
+pub mod snapshot;
 pub mod types;
 pub mod udf;
 pub mod window;

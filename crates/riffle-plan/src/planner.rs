@@ -39,6 +39,7 @@ use crate::graph::{
 };
 use crate::session::{quote_ident, FlinkSession};
 use crate::types::{arrow_type, flink_type};
+use crate::snapshot::SnapshotNode;
 use crate::window::{WindowTvfNode, WINDOW_COLUMNS};
 
 mod grouping_sets;
@@ -51,6 +52,7 @@ mod over_plan;
 mod rank_plan;
 mod set_ops_all;
 mod subquery_expr;
+mod temporal_plan;
 
 /// Diagnostic code of a feature the engine does not run (yet).
 pub const UNSUPPORTED: &str = "unsupported-feature";
@@ -1405,10 +1407,12 @@ impl RelationPlanner for FlinkRelations {
             sql::TableFactor::MatchRecognize { .. } => {
                 datafusion::common::not_impl_err!("unsupported feature: MATCH_RECOGNIZE")
             }
+            sql::TableFactor::Table {
+                version: Some(sql::TableVersion::ForSystemTimeAsOf(ref period)),
+                ..
+            } => temporal_plan::snapshot_relation(relation.clone(), period.clone(), context),
             sql::TableFactor::Table { ref version, .. } if version.is_some() => {
-                datafusion::common::not_impl_err!(
-                    "unsupported feature: FOR SYSTEM_TIME AS OF (temporal joins)"
-                )
+                datafusion::common::not_impl_err!("unsupported feature: this table version clause")
             }
             sql::TableFactor::UNNEST { .. } => {
                 datafusion::common::not_impl_err!("unsupported feature: UNNEST")
@@ -1744,6 +1748,9 @@ impl GraphBuilder<'_> {
                 ))
             }
             LogicalPlan::Aggregate(agg) => self.aggregate(agg),
+            LogicalPlan::Extension(ext) if ext.node.as_any().is::<SnapshotNode>() => Err(
+                unsupported("FOR SYSTEM_TIME AS OF outside the right side of a join", self.span),
+            ),
             LogicalPlan::Extension(ext) => {
                 match ext.node.as_any().downcast_ref::<WindowTvfNode>() {
                     Some(tvf) => {

@@ -21,6 +21,7 @@ use datafusion::optimizer::optimizer::{Optimizer, OptimizerContext};
 use datafusion::optimizer::scalar_subquery_to_join::ScalarSubqueryToJoin;
 use datafusion::optimizer::OptimizerRule;
 
+use super::temporal_plan::snapshot_of;
 use super::{
     check_functions, df_error, interval_ms, plan_error, trace_to_tvf, type_of, unsupported,
     GraphBuilder, Node, PlanResult, TvfPath,
@@ -244,6 +245,10 @@ enum Flavor {
     Window {
         end_key: usize,
     },
+    /// Left and right rowtime columns (in the inputs) of a temporal join.
+    Temporal {
+        times: (usize, usize),
+    },
 }
 
 impl GraphBuilder<'_> {
@@ -260,7 +265,9 @@ impl GraphBuilder<'_> {
             other => return Err(unsupported(format!("{other} joins"), span)),
         };
         let left = self.translate(&join.left)?;
-        let right = self.translate(&join.right)?;
+        // A join against `FOR SYSTEM_TIME AS OF` is a temporal join.
+        let snapshot = snapshot_of(&join.right);
+        let right = self.translate(snapshot.map_or(join.right.as_ref(), |s| &s.input))?;
         if left.changelog == ChangelogMode::Upsert || right.changelog == ChangelogMode::Upsert {
             return Err(unsupported("joins of upsert streams", span));
         }
@@ -310,7 +317,22 @@ impl GraphBuilder<'_> {
 
         let insert_only = left.changelog == ChangelogMode::InsertOnly
             && right.changelog == ChangelogMode::InsertOnly;
-        let flavor = self.flavor(join, &keys, &residual, &both, &left, &right, insert_only)?;
+        let flavor = match snapshot {
+            Some(snapshot) => {
+                if left.changelog != ChangelogMode::InsertOnly {
+                    return Err(unsupported(
+                        "temporal joins of an updating left input",
+                        span,
+                    ));
+                }
+                let right_keys: Vec<&Expr> = keys.iter().map(|k| &k.right).collect();
+                let times = self.temporal_times(join, snapshot, &right_keys, &left)?;
+                Flavor::Temporal {
+                    times: (times.left, times.right),
+                }
+            }
+            None => self.flavor(join, &keys, &residual, &both, &left, &right, insert_only)?,
+        };
 
         // Key columns, computed in a Calc before the join when they are expressions.
         let (left_key_exprs, right_key_exprs): (Vec<Expr>, Vec<Expr>) = keys
@@ -344,11 +366,21 @@ impl GraphBuilder<'_> {
         // Output columns: outer joins make the padded side nullable; a regular join's output
         // holds no time attribute.
         let regular = matches!(flavor, Flavor::Regular);
-        let side_fields = |fields: &[Field], padded: bool| -> Vec<Field> {
+        // A temporal join keeps the versioned side's time attribute (which a deduplication
+        // into a versioned view does not mark as one).
+        let right_time = match flavor {
+            Flavor::Temporal { times } => Some(times.1),
+            _ => None,
+        };
+        let side_fields = |fields: &[Field], padded: bool, time: Option<usize>| -> Vec<Field> {
             fields
                 .iter()
-                .map(|f| {
+                .enumerate()
+                .map(|(i, f)| {
                     let mut f = f.clone();
+                    if time == Some(i) {
+                        f.rowtime = true;
+                    }
                     if padded {
                         f.nullable = true;
                         if let Some(t) = f.data_type.strip_suffix(" NOT NULL") {
@@ -362,13 +394,13 @@ impl GraphBuilder<'_> {
                 })
                 .collect()
         };
-        let left_fields = side_fields(&left_in.fields, join_type.right_outer());
+        let left_fields = side_fields(&left_in.fields, join_type.right_outer(), None);
         let schema = if join_type.left_only() {
             left_fields
         } else {
             join_fields(
                 &left_fields,
-                &side_fields(&right_in.fields, join_type.left_outer()),
+                &side_fields(&right_in.fields, join_type.left_outer(), right_time),
             )
         };
 
@@ -391,6 +423,14 @@ impl GraphBuilder<'_> {
                     right_time: times.1,
                     lower,
                     upper,
+                },
+                ChangelogMode::InsertOnly,
+            ),
+            Flavor::Temporal { times } => (
+                OperatorKind::TemporalJoin {
+                    spec,
+                    left_time: times.0,
+                    right_time: times.1,
                 },
                 ChangelogMode::InsertOnly,
             ),

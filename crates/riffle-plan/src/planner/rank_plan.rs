@@ -271,6 +271,68 @@ fn rank_filter(f: &Filter) -> Option<RankFilter<'_>> {
     })
 }
 
+/// A `ROW_NUMBER() OVER (PARTITION BY k ORDER BY c) = 1` filter (a deduplication), as the
+/// filter's output sees it.
+pub(super) struct FirstRow<'a> {
+    /// The partition columns among the filter's output columns (a unique key of its rows);
+    /// `None` when one of them is not among them.
+    pub(super) key: Option<Vec<usize>>,
+    /// The single ORDER BY column among the window input's columns.
+    pub(super) order: Option<usize>,
+    /// The window's input.
+    pub(super) input: &'a LogicalPlan,
+    /// Projections between the filter and the window, top first.
+    chain: Vec<&'a Projection>,
+}
+
+impl FirstRow<'_> {
+    /// Column `idx` of the window's input among the filter's output columns.
+    pub(super) fn output_column(&self, idx: usize) -> Option<usize> {
+        let mut idx = idx;
+        for p in self.chain.iter().rev() {
+            idx = p.expr.iter().position(|e| {
+                matches!(e.clone().unalias(), Expr::Column(c)
+                    if p.input.schema().index_of_column(&c).ok() == Some(idx))
+            })?;
+        }
+        Some(idx)
+    }
+}
+
+/// Matches a filter keeping the first `ROW_NUMBER()` of each partition.
+pub(super) fn first_row_filter(f: &Filter) -> Option<FirstRow<'_>> {
+    let rank = rank_filter(f)?;
+    if rank.function != "row_number" || rank.start != 1 || rank.end != 1 {
+        return None;
+    }
+    let Some(Expr::WindowFunction(wf)) = rank.window.window_expr.first().map(|e| e.clone().unalias())
+    else {
+        return None;
+    };
+    let input = rank.window.input.as_ref();
+    let column = |e: &Expr| match e {
+        Expr::Column(c) => input.schema().index_of_column(c).ok(),
+        _ => None,
+    };
+    let order = match wf.params.order_by.as_slice() {
+        [key] => column(&key.expr),
+        _ => None,
+    };
+    let mut first = FirstRow {
+        key: None,
+        order,
+        input,
+        chain: rank.chain,
+    };
+    first.key = wf
+        .params
+        .partition_by
+        .iter()
+        .map(|e| column(e).and_then(|i| first.output_column(i)))
+        .collect();
+    Some(first)
+}
+
 /// The rank range `(start, end)` a conjunct allows, when it compares the rank with a constant.
 fn rank_bound(e: &Expr, is_rank: &dyn Fn(&Expr) -> bool) -> Option<(usize, usize)> {
     match e {

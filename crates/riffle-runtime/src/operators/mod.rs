@@ -28,6 +28,7 @@ mod over;
 mod rank;
 #[cfg(test)]
 mod resume;
+mod temporal_join;
 mod window_join;
 
 use std::sync::Arc;
@@ -218,6 +219,7 @@ pub fn create(
         ),
         OperatorKind::Join { .. }
         | OperatorKind::IntervalJoin { .. }
+        | OperatorKind::TemporalJoin { .. }
         | OperatorKind::WindowJoin { .. } => create_join(op, inputs, session, schema)?,
         OperatorKind::OverAggregate(spec) => {
             Box::new(over::OverAggregate::new(spec, &input, schema)?)
@@ -271,6 +273,7 @@ fn create_join(
     let spec = match &op.kind {
         OperatorKind::Join { spec }
         | OperatorKind::IntervalJoin { spec, .. }
+        | OperatorKind::TemporalJoin { spec, .. }
         | OperatorKind::WindowJoin { spec, .. } => spec,
         _ => return Err(RuntimeError::new("not a join operator")),
     };
@@ -298,6 +301,18 @@ fn create_join(
                 lower: *lower,
                 upper: *upper,
             },
+            condition,
+            inputs,
+            combined,
+            schema,
+        )?),
+        OperatorKind::TemporalJoin {
+            left_time,
+            right_time,
+            ..
+        } => Box::new(temporal_join::TemporalJoin::new(
+            spec,
+            [*left_time, *right_time],
             condition,
             inputs,
             combined,

@@ -1,0 +1,470 @@
+//! Event-time temporal join (`FOR SYSTEM_TIME AS OF left.rowtime`, Flink's
+//! `TemporalRowTimeJoinOperator`).
+//!
+//! The left (probe) rows are buffered per key until the watermark passes their time; each is
+//! then joined with the version of the right (versioned) table that was valid at that time: the
+//! right row with the largest time not after the left row's. Right rows are versions keyed by
+//! their time (a later row at the same time replaces the earlier one); a deletion is a version
+//! that matches nothing. Update-before rows of the right side are dropped, as Flink's planner
+//! does for this join. Inner joins drop left rows without a valid version (or whose version
+//! fails the residual condition), left joins pad them with NULLs. Like Flink, each key keeps one
+//! event-time timer (its smallest pending time) that emits the due left rows and drops the
+//! versions no left row can need any more. The output is append-only.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use arrow::array::Array;
+use arrow::datatypes::SchemaRef;
+use datafusion::common::ScalarValue;
+use datafusion::physical_expr::PhysicalExpr;
+use riffle_connectors::snapshot::{StateReader, StateWriter};
+use riffle_connectors::{ChangeBatch, RowKind};
+use riffle_plan::JoinSpec;
+
+use super::aggregate::{field_types, RowsOut};
+use super::join::{nulls, row_values, JoinKeys, PairCondition};
+use super::{millis, Emit, StreamOperator};
+use crate::state_codec::ScalarCodec;
+use crate::task::RuntimeError;
+
+/// A buffered left row: its time, whether its key can match at all, and its values.
+struct Probe {
+    time: i64,
+    matchable: bool,
+    values: Vec<ScalarValue>,
+}
+
+/// A version of the right table: whether it is a row (`+I`/`+U`) or a deletion, and its values.
+struct Version {
+    accumulate: bool,
+    values: Vec<ScalarValue>,
+}
+
+/// The state of one join key.
+#[derive(Default)]
+struct KeyState {
+    /// Left rows by arrival sequence.
+    probes: BTreeMap<u64, Probe>,
+    /// Right versions by time.
+    versions: BTreeMap<i64, Version>,
+    /// The registered event-time timer.
+    timer: Option<i64>,
+}
+
+/// Event-time temporal join operator.
+pub struct TemporalJoin {
+    left_outer: bool,
+    keys: [JoinKeys; 2],
+    condition: PairCondition,
+    /// Rowtime column of each input.
+    times: [usize; 2],
+    states: HashMap<Box<[u8]>, KeyState>,
+    /// Event-time timers: (time, key).
+    timers: BTreeSet<(i64, Box<[u8]>)>,
+    /// Arrival sequence of the next left row.
+    next_sequence: u64,
+    watermark: i64,
+    right_padding: Vec<ScalarValue>,
+    /// Encode each side's rows (for checkpoints).
+    codecs: [ScalarCodec; 2],
+    schema: SchemaRef,
+}
+
+impl TemporalJoin {
+    /// Builds the operator; `times` are the rowtime columns of the left and the right input,
+    /// `combined` the schema of the condition (left then right columns).
+    pub fn new(
+        spec: &JoinSpec,
+        times: [usize; 2],
+        condition: Option<Arc<dyn PhysicalExpr>>,
+        inputs: [&SchemaRef; 2],
+        combined: SchemaRef,
+        schema: SchemaRef,
+    ) -> Result<Self, RuntimeError> {
+        Ok(Self {
+            left_outer: spec.join_type.left_outer(),
+            keys: [
+                JoinKeys::new(&spec.left_keys, &spec.null_safe, inputs[0])?,
+                JoinKeys::new(&spec.right_keys, &spec.null_safe, inputs[1])?,
+            ],
+            condition: PairCondition::new(condition, combined),
+            times,
+            states: HashMap::new(),
+            timers: BTreeSet::new(),
+            next_sequence: 0,
+            watermark: i64::MIN,
+            right_padding: nulls(inputs[1])?,
+            codecs: [
+                ScalarCodec::new(&field_types(inputs[0]))?,
+                ScalarCodec::new(&field_types(inputs[1]))?,
+            ],
+            schema,
+        })
+    }
+
+    /// Keeps the key's single timer at its smallest pending time (Flink's
+    /// `registerSmallestTimer`).
+    fn register_smallest(&mut self, key: &[u8], time: i64) {
+        let state = self.states.entry(Box::from(key)).or_default();
+        match state.timer {
+            Some(at) if at <= time => {}
+            previous => {
+                if let Some(at) = previous {
+                    self.timers.remove(&(at, Box::from(key)));
+                }
+                state.timer = Some(time);
+                self.timers.insert((time, Box::from(key)));
+            }
+        }
+    }
+
+    /// The timer of `key` fired: joins the left rows due at the watermark in arrival order,
+    /// then drops the versions older than the one valid at the watermark.
+    fn on_timer(&mut self, key: &[u8], out: &mut RowsOut) -> Result<(), RuntimeError> {
+        let watermark = self.watermark;
+        let Some(state) = self.states.get_mut(key) else {
+            return Ok(());
+        };
+        state.timer = None;
+        let due: Vec<u64> = state
+            .probes
+            .iter()
+            .filter(|(_, p)| p.time <= watermark)
+            .map(|(seq, _)| *seq)
+            .collect();
+        for seq in due {
+            let Some(probe) = state.probes.remove(&seq) else {
+                continue;
+            };
+            let version = state
+                .versions
+                .range(..=probe.time)
+                .next_back()
+                .map(|(_, v)| v)
+                .filter(|v| v.accumulate && probe.matchable);
+            let joined = match version {
+                Some(v) => {
+                    let passes = self.condition.test(
+                        &probe.values,
+                        true,
+                        std::iter::once(v.values.as_slice()),
+                    )?;
+                    passes
+                        .first()
+                        .copied()
+                        .unwrap_or(false)
+                        .then_some(v.values.as_slice())
+                }
+                None => None,
+            };
+            match joined {
+                Some(right) => out.push(RowKind::Insert, &probe.values, right),
+                None if self.left_outer => {
+                    out.push(RowKind::Insert, &probe.values, &self.right_padding)
+                }
+                None => {}
+            }
+        }
+        // Keep the version valid at the watermark and every later one.
+        if let Some(&keep) = state.versions.range(..=watermark).next_back().map(|(t, _)| t) {
+            state.versions = state.versions.split_off(&keep);
+        }
+        let pending = state.probes.values().map(|p| p.time).min();
+        let empty = state.probes.is_empty() && state.versions.is_empty();
+        if let Some(at) = pending {
+            self.register_smallest(key, at);
+        } else if empty {
+            self.states.remove(key);
+        }
+        Ok(())
+    }
+}
+
+impl StreamOperator for TemporalJoin {
+    fn checkpoint_unsupported(&self) -> Option<String> {
+        None
+    }
+
+    fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut w = StateWriter::new();
+        w.i64(self.watermark);
+        w.i64(self.next_sequence as i64);
+        w.length(self.states.len());
+        for (key, state) in &self.states {
+            w.bytes(key);
+            w.length(state.probes.len());
+            for (seq, probe) in &state.probes {
+                w.i64(*seq as i64);
+                w.i64(probe.time);
+                w.bool(probe.matchable);
+                self.codecs[0].write(&mut w, &probe.values)?;
+            }
+            w.length(state.versions.len());
+            for (time, version) in &state.versions {
+                w.i64(*time);
+                w.bool(version.accumulate);
+                self.codecs[1].write(&mut w, &version.values)?;
+            }
+            w.bool(state.timer.is_some());
+            w.i64(state.timer.unwrap_or(0));
+        }
+        Ok(w.finish())
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
+        let mut r = StateReader::new(state, "a temporal join");
+        self.watermark = r.i64()?;
+        self.next_sequence = r.i64()? as u64;
+        self.states.clear();
+        self.timers.clear();
+        for _ in 0..r.length()? {
+            let key: Box<[u8]> = Box::from(r.bytes()?);
+            let mut state = KeyState::default();
+            for _ in 0..r.length()? {
+                let seq = r.i64()? as u64;
+                let time = r.i64()?;
+                let matchable = r.bool()?;
+                let values = self.codecs[0].read(&mut r)?;
+                state.probes.insert(
+                    seq,
+                    Probe {
+                        time,
+                        matchable,
+                        values,
+                    },
+                );
+            }
+            for _ in 0..r.length()? {
+                let time = r.i64()?;
+                let accumulate = r.bool()?;
+                let values = self.codecs[1].read(&mut r)?;
+                state.versions.insert(time, Version { accumulate, values });
+            }
+            let set = r.bool()?;
+            let at = r.i64()?;
+            if set {
+                state.timer = Some(at);
+                self.timers.insert((at, key.clone()));
+            }
+            self.states.insert(key, state);
+        }
+        Ok(r.finish()?)
+    }
+
+    fn process(
+        &mut self,
+        input: usize,
+        batch: ChangeBatch,
+        _out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let side = input.min(1);
+        let keys = self.keys[side].keys(&batch.batch)?;
+        let Some(time_column) = batch.batch.columns().get(self.times[side]) else {
+            return Err(RuntimeError::new("temporal join time column out of range"));
+        };
+        let times = millis(time_column)?;
+        for (row, key) in keys.into_iter().enumerate() {
+            let kind = batch.kind(row);
+            // The versioned side is read as upserts: update-before rows carry nothing new.
+            if side == 1 && kind == RowKind::UpdateBefore {
+                continue;
+            }
+            if times.is_null(row) {
+                return Err(RuntimeError::new(
+                    "RowTime field should not be null, please convert it to a non-null long value.",
+                ));
+            }
+            let time = times.value(row);
+            let values = row_values(&batch.batch, row)?;
+            let state = self.states.entry(key.bytes.clone()).or_default();
+            if side == 0 {
+                let seq = self.next_sequence;
+                self.next_sequence += 1;
+                state.probes.insert(
+                    seq,
+                    Probe {
+                        time,
+                        matchable: key.matchable,
+                        values,
+                    },
+                );
+            } else {
+                let accumulate = matches!(kind, RowKind::Insert | RowKind::UpdateAfter);
+                state.versions.insert(time, Version { accumulate, values });
+            }
+            self.register_smallest(&key.bytes, time);
+        }
+        Ok(())
+    }
+
+    fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        self.watermark = watermark;
+        let mut emitted = RowsOut::new(self.schema.fields().len());
+        while let Some(first) = self.timers.first() {
+            if first.0 > watermark {
+                break;
+            }
+            let Some((_, key)) = self.timers.pop_first() else {
+                break;
+            };
+            self.on_timer(&key, &mut emitted)?;
+        }
+        emitted.emit(&self.schema, out)?;
+        out.push(Emit::Watermark(watermark));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use riffle_connectors::RowKind::{Delete, Insert, UpdateAfter, UpdateBefore};
+    use riffle_plan::JoinType;
+
+    use super::super::join::tests::{batch, combined, lines, side_schema, spec};
+    use super::super::resume::{assert_resumes_anywhere, Step};
+    use super::*;
+
+    fn temporal(join_type: JoinType) -> TemporalJoin {
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        TemporalJoin::new(
+            &spec(join_type),
+            [2, 2],
+            None,
+            [&l, &r],
+            combined(),
+            combined(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn left_rows_join_the_version_valid_at_their_time_once_the_watermark_passes() {
+        let mut op = temporal(JoinType::Left);
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        let mut out = Vec::new();
+        op.process(
+            1,
+            batch(
+                &r,
+                &[
+                    (Insert, Some(1), "v1", 10),
+                    (UpdateBefore, Some(1), "v1", 10),
+                    (UpdateAfter, Some(1), "v2", 20),
+                    (Delete, Some(1), "v2", 30),
+                ],
+            ),
+            &mut out,
+        )
+        .unwrap();
+        op.process(
+            0,
+            batch(
+                &l,
+                &[
+                    (Insert, Some(1), "a", 5),
+                    (Insert, Some(1), "b", 15),
+                    (Insert, Some(1), "c", 20),
+                    (Insert, Some(1), "d", 35),
+                    (Insert, Some(2), "e", 15),
+                    (Insert, None, "f", 15),
+                ],
+            ),
+            &mut out,
+        )
+        .unwrap();
+        assert!(out.is_empty());
+        op.watermark(15, &mut out).unwrap();
+        let mut first = lines(&out);
+        first.sort();
+        assert_eq!(
+            first,
+            [
+                "+I[1, a, 5, null, null, null]",
+                "+I[1, b, 15, 1, v1, 10]",
+                "+I[2, e, 15, null, null, null]",
+                "+I[null, f, 15, null, null, null]",
+                "WM 15"
+            ]
+        );
+        out.clear();
+        op.watermark(40, &mut out).unwrap();
+        assert_eq!(
+            lines(&out),
+            [
+                "+I[1, c, 20, 1, v2, 20]",
+                "+I[1, d, 35, null, null, null]",
+                "WM 40"
+            ]
+        );
+    }
+
+    #[test]
+    fn inner_joins_drop_rows_without_a_version_and_old_versions_are_cleaned() {
+        let mut op = temporal(JoinType::Inner);
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        let mut out = Vec::new();
+        op.process(
+            1,
+            batch(&r, &[(Insert, Some(1), "v1", 10), (Insert, Some(1), "v2", 20)]),
+            &mut out,
+        )
+        .unwrap();
+        op.process(0, batch(&l, &[(Insert, Some(1), "a", 5)]), &mut out)
+            .unwrap();
+        op.watermark(25, &mut out).unwrap();
+        assert_eq!(lines(&out), ["WM 25"]);
+        // Only the version valid at the watermark is kept: a late row finds it.
+        assert_eq!(op.states.values().map(|s| s.versions.len()).sum::<usize>(), 1);
+        out.clear();
+        op.process(0, batch(&l, &[(Insert, Some(1), "late", 12)]), &mut out)
+            .unwrap();
+        op.watermark(26, &mut out).unwrap();
+        assert_eq!(lines(&out), ["+I[1, late, 12, 1, v2, 20]", "WM 26"]);
+    }
+
+    #[test]
+    fn temporal_joins_resume_from_a_snapshot() {
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        let steps = [
+            Step::Rows(
+                1,
+                batch(&r, &[(Insert, Some(1), "x", 100), (Insert, Some(2), "y", 90)]),
+            ),
+            Step::Rows(
+                0,
+                batch(
+                    &l,
+                    &[(Insert, Some(1), "a", 105), (Insert, Some(2), "b", 80)],
+                ),
+            ),
+            Step::Watermark(104),
+            Step::Rows(
+                1,
+                batch(
+                    &r,
+                    &[
+                        (UpdateBefore, Some(1), "x", 100),
+                        (UpdateAfter, Some(1), "z", 110),
+                        (Delete, Some(2), "y", 120),
+                    ],
+                ),
+            ),
+            Step::Rows(
+                0,
+                batch(
+                    &l,
+                    &[(Insert, Some(1), "c", 112), (Insert, Some(2), "d", 125)],
+                ),
+            ),
+            Step::Watermark(110),
+            Step::Rows(0, batch(&l, &[(Insert, Some(2), "e", 119)])),
+            Step::Watermark(200),
+        ];
+        for join_type in [JoinType::Inner, JoinType::Left] {
+            let make = || Box::new(temporal(join_type)) as Box<dyn StreamOperator>;
+            let out = assert_resumes_anywhere(&make, &steps);
+            assert!(out.iter().any(|l| l.starts_with("+I")), "{out:?}");
+        }
+    }
+}
