@@ -623,7 +623,12 @@ async fn run_operator(
         match message {
             Message::Data(batch) => operator.process(input, batch, &mut emits)?,
             Message::Watermark(w) => {
+                let before = input_watermark(&watermarks, &channel_inputs, input);
                 watermarks[channel] = watermarks[channel].max(w);
+                let after = input_watermark(&watermarks, &channel_inputs, input);
+                if after > before {
+                    operator.input_watermark(input, after);
+                }
                 let min = watermarks.iter().copied().min().unwrap_or(i64::MIN);
                 if min > current {
                     current = min;
@@ -654,6 +659,17 @@ async fn run_operator(
         }
         flush(&mut emits, &mut output).await?;
     }
+}
+
+/// The watermark of input `input`: the minimum over its channels.
+fn input_watermark(watermarks: &[i64], channel_inputs: &[usize], input: usize) -> i64 {
+    watermarks
+        .iter()
+        .zip(channel_inputs)
+        .filter(|(_, i)| **i == input)
+        .map(|(w, _)| *w)
+        .min()
+        .unwrap_or(i64::MIN)
 }
 
 async fn flush(emits: &mut Vec<Emit>, output: &mut Output) -> Result<(), RuntimeError> {

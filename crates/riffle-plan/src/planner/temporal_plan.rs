@@ -168,14 +168,26 @@ impl GraphBuilder<'_> {
             .schema()
             .index_of_column(&column)
             .map_err(|e| df_error(e, span))?;
+        // Flink looks for a primary key among the right sides of the condition's equalities.
         let version = versioned(self.catalog, &snapshot.input);
-        let Some(key) = version.key else {
+        let right_schema = join.right.schema();
+        let equal: Vec<usize> = right_keys
+            .iter()
+            .filter_map(|e| match e {
+                Expr::Column(c) => right_schema.index_of_column(c).ok(),
+                _ => None,
+            })
+            .collect();
+        if !version
+            .key
+            .is_some_and(|key| key.iter().all(|k| equal.contains(k)))
+        {
             return Err(plan_error(
                 "Temporal Table Join requires primary key in versioned table, but no primary key \
                  can be found.",
                 span,
             ));
-        };
+        }
         if !left.fields.get(left_time).is_some_and(|f| f.rowtime) {
             return Err(plan_error(
                 if is_proctime(self.catalog, &join.left, left_time) {
@@ -194,35 +206,6 @@ impl GraphBuilder<'_> {
                 span,
             ));
         };
-        let right_schema = join.right.schema();
-        let equal: Vec<usize> = right_keys
-            .iter()
-            .filter_map(|e| match e {
-                Expr::Column(c) => right_schema.index_of_column(c).ok(),
-                _ => None,
-            })
-            .collect();
-        if !key.iter().all(|k| equal.contains(k)) {
-            let names: Vec<String> = key
-                .iter()
-                .map(|k| right_schema.field(*k).name().clone())
-                .collect();
-            return Err(plan_error(
-                format!(
-                    "Temporal table's primary key [{}] must be included in the equivalence \
-                     condition of temporal join, but current temporal join condition is [{}].",
-                    names.join(","),
-                    join.filter
-                        .iter()
-                        .cloned()
-                        .chain(join.on.iter().map(|(l, r)| l.clone().eq(r.clone())))
-                        .map(|e| e.to_string())
-                        .collect::<Vec<_>>()
-                        .join(" AND ")
-                ),
-                span,
-            ));
-        }
         Ok(TemporalTimes {
             left: left_time,
             right: right_time,

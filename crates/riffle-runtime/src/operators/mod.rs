@@ -72,6 +72,11 @@ pub trait StreamOperator: Send {
         out: &mut Vec<Emit>,
     ) -> Result<(), RuntimeError>;
 
+    /// Notes an advance of the watermark of input `input` alone (the minimum over that input's
+    /// channels); called before [`Self::watermark`] sees the combined one. Operators whose
+    /// results depend on how far each input has progressed use it.
+    fn input_watermark(&mut self, _input: usize, _watermark: i64) {}
+
     /// Handles an advance of the input watermark (the minimum over all input channels).
     fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
         out.push(Emit::Watermark(watermark));

@@ -13,12 +13,19 @@ pub(super) enum Step {
     Rows(usize, ChangeBatch),
     /// An input watermark.
     Watermark(i64),
+    /// The watermark of one input alone (followed by a combined [`Step::Watermark`] when the
+    /// minimum advances).
+    InputWatermark(usize, i64),
 }
 
 fn apply(op: &mut dyn StreamOperator, step: &Step, out: &mut Vec<Emit>) {
     match step {
         Step::Rows(input, batch) => op.process(*input, batch.clone(), out),
         Step::Watermark(w) => op.watermark(*w, out),
+        Step::InputWatermark(input, w) => {
+            op.input_watermark(*input, *w);
+            Ok(())
+        }
     }
     .expect("operator step");
 }

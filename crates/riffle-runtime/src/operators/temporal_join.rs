@@ -10,6 +10,13 @@
 //! fails the residual condition), left joins pad them with NULLs. Like Flink, each key keeps one
 //! event-time timer (its smallest pending time) that emits the due left rows and drops the
 //! versions no left row can need any more. The output is append-only.
+//!
+//! Which right rows a left row sees in Flink depends on how its two inputs interleave: a left
+//! row is joined as soon as the watermark passes it, with the right rows that arrived by then.
+//! This operator makes that deterministic as if the left input were always ahead: a right row
+//! is visible to a left row only when it arrived before the right input's watermark reached the
+//! left row's time (so a right row arriving after that watermark, e.g. a deletion stamped with
+//! an older time, does not change the result of a left row the watermark already released).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -35,10 +42,44 @@ struct Probe {
     values: Vec<ScalarValue>,
 }
 
-/// A version of the right table: whether it is a row (`+I`/`+U`) or a deletion, and its values.
+/// A version of the right table: the right input's watermark when it arrived, whether it is a
+/// row (`+I`/`+U`) or a deletion, and its values.
 struct Version {
+    epoch: i64,
     accumulate: bool,
     values: Vec<ScalarValue>,
+}
+
+/// The versions of one time, in arrival order (a later one replaces an earlier one for the left
+/// rows that see both).
+type Versions = BTreeMap<i64, Vec<Version>>;
+
+/// The version a left row at `time` joins: at the largest time not after it, the last version
+/// that arrived before the right watermark reached `time`.
+fn valid_version(versions: &Versions, time: i64) -> Option<&Version> {
+    versions
+        .range(..=time)
+        .rev()
+        .find_map(|(_, list)| list.iter().rev().find(|v| v.epoch < time))
+}
+
+/// Drops the versions no left row after `watermark` can see: at each time, those replaced by a
+/// later one that arrived before the right watermark reached `watermark`, and every time before
+/// the latest one such rows see.
+fn clean_versions(versions: &mut Versions, watermark: i64) {
+    for list in versions.values_mut() {
+        if let Some(last) = list.iter().rposition(|v| v.epoch < watermark) {
+            list.drain(..last);
+        }
+    }
+    let keep = versions
+        .range(..=watermark)
+        .rev()
+        .find(|(_, list)| list.iter().any(|v| v.epoch < watermark))
+        .map(|(t, _)| *t);
+    if let Some(keep) = keep {
+        *versions = versions.split_off(&keep);
+    }
 }
 
 /// The state of one join key.
@@ -47,7 +88,7 @@ struct KeyState {
     /// Left rows by arrival sequence.
     probes: BTreeMap<u64, Probe>,
     /// Right versions by time.
-    versions: BTreeMap<i64, Version>,
+    versions: Versions,
     /// The registered event-time timer.
     timer: Option<i64>,
 }
@@ -65,6 +106,8 @@ pub struct TemporalJoin {
     /// Arrival sequence of the next left row.
     next_sequence: u64,
     watermark: i64,
+    /// The watermark of the right input alone.
+    right_watermark: i64,
     right_padding: Vec<ScalarValue>,
     /// Encode each side's rows (for checkpoints).
     codecs: [ScalarCodec; 2],
@@ -94,6 +137,7 @@ impl TemporalJoin {
             timers: BTreeSet::new(),
             next_sequence: 0,
             watermark: i64::MIN,
+            right_watermark: i64::MIN,
             right_padding: nulls(inputs[1])?,
             codecs: [
                 ScalarCodec::new(&field_types(inputs[0]))?,
@@ -137,11 +181,7 @@ impl TemporalJoin {
             let Some(probe) = state.probes.remove(&seq) else {
                 continue;
             };
-            let version = state
-                .versions
-                .range(..=probe.time)
-                .next_back()
-                .map(|(_, v)| v)
+            let version = valid_version(&state.versions, probe.time)
                 .filter(|v| v.accumulate && probe.matchable);
             let joined = match version {
                 Some(v) => {
@@ -166,10 +206,7 @@ impl TemporalJoin {
                 None => {}
             }
         }
-        // Keep the version valid at the watermark and every later one.
-        if let Some(&keep) = state.versions.range(..=watermark).next_back().map(|(t, _)| t) {
-            state.versions = state.versions.split_off(&keep);
-        }
+        clean_versions(&mut state.versions, watermark);
         let pending = state.probes.values().map(|p| p.time).min();
         let empty = state.probes.is_empty() && state.versions.is_empty();
         if let Some(at) = pending {
@@ -189,6 +226,7 @@ impl StreamOperator for TemporalJoin {
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
         let mut w = StateWriter::new();
         w.i64(self.watermark);
+        w.i64(self.right_watermark);
         w.i64(self.next_sequence as i64);
         w.length(self.states.len());
         for (key, state) in &self.states {
@@ -201,10 +239,14 @@ impl StreamOperator for TemporalJoin {
                 self.codecs[0].write(&mut w, &probe.values)?;
             }
             w.length(state.versions.len());
-            for (time, version) in &state.versions {
+            for (time, list) in &state.versions {
                 w.i64(*time);
-                w.bool(version.accumulate);
-                self.codecs[1].write(&mut w, &version.values)?;
+                w.length(list.len());
+                for version in list {
+                    w.i64(version.epoch);
+                    w.bool(version.accumulate);
+                    self.codecs[1].write(&mut w, &version.values)?;
+                }
             }
             w.bool(state.timer.is_some());
             w.i64(state.timer.unwrap_or(0));
@@ -215,6 +257,7 @@ impl StreamOperator for TemporalJoin {
     fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
         let mut r = StateReader::new(state, "a temporal join");
         self.watermark = r.i64()?;
+        self.right_watermark = r.i64()?;
         self.next_sequence = r.i64()? as u64;
         self.states.clear();
         self.timers.clear();
@@ -237,9 +280,18 @@ impl StreamOperator for TemporalJoin {
             }
             for _ in 0..r.length()? {
                 let time = r.i64()?;
-                let accumulate = r.bool()?;
-                let values = self.codecs[1].read(&mut r)?;
-                state.versions.insert(time, Version { accumulate, values });
+                let mut list = Vec::new();
+                for _ in 0..r.length()? {
+                    let epoch = r.i64()?;
+                    let accumulate = r.bool()?;
+                    let values = self.codecs[1].read(&mut r)?;
+                    list.push(Version {
+                        epoch,
+                        accumulate,
+                        values,
+                    });
+                }
+                state.versions.insert(time, list);
             }
             let set = r.bool()?;
             let at = r.i64()?;
@@ -290,12 +342,21 @@ impl StreamOperator for TemporalJoin {
                     },
                 );
             } else {
-                let accumulate = matches!(kind, RowKind::Insert | RowKind::UpdateAfter);
-                state.versions.insert(time, Version { accumulate, values });
+                state.versions.entry(time).or_default().push(Version {
+                    epoch: self.right_watermark,
+                    accumulate: matches!(kind, RowKind::Insert | RowKind::UpdateAfter),
+                    values,
+                });
             }
             self.register_smallest(&key.bytes, time);
         }
         Ok(())
+    }
+
+    fn input_watermark(&mut self, input: usize, watermark: i64) {
+        if input == 1 {
+            self.right_watermark = self.right_watermark.max(watermark);
+        }
     }
 
     fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
@@ -414,13 +475,46 @@ mod tests {
             .unwrap();
         op.watermark(25, &mut out).unwrap();
         assert_eq!(lines(&out), ["WM 25"]);
-        // Only the version valid at the watermark is kept: a late row finds it.
+        // Only the version valid at the watermark is kept: a late row after it finds it, one
+        // before it finds nothing any more.
         assert_eq!(op.states.values().map(|s| s.versions.len()).sum::<usize>(), 1);
         out.clear();
-        op.process(0, batch(&l, &[(Insert, Some(1), "late", 12)]), &mut out)
-            .unwrap();
+        op.process(
+            0,
+            batch(
+                &l,
+                &[(Insert, Some(1), "late", 21), (Insert, Some(1), "older", 12)],
+            ),
+            &mut out,
+        )
+        .unwrap();
         op.watermark(26, &mut out).unwrap();
-        assert_eq!(lines(&out), ["+I[1, late, 12, 1, v2, 20]", "WM 26"]);
+        assert_eq!(lines(&out), ["+I[1, late, 21, 1, v2, 20]", "WM 26"]);
+    }
+
+    #[test]
+    fn a_right_row_arriving_after_the_right_watermark_passed_a_left_row_does_not_change_it() {
+        let mut op = temporal(JoinType::Left);
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        let mut out = Vec::new();
+        op.process(0, batch(&l, &[(Insert, Some(1), "a", 15)]), &mut out)
+            .unwrap();
+        op.process(1, batch(&r, &[(Insert, Some(1), "v1", 10)]), &mut out)
+            .unwrap();
+        // The right input reaches 20 before the deletion of the version at 10 arrives: the
+        // left row at 15 is released with v1, whichever input the operator hears from first.
+        op.input_watermark(1, 20);
+        op.process(1, batch(&r, &[(Delete, Some(1), "v1", 10)]), &mut out)
+            .unwrap();
+        op.process(0, batch(&l, &[(Insert, Some(1), "b", 25)]), &mut out)
+            .unwrap();
+        op.input_watermark(0, 30);
+        op.watermark(20, &mut out).unwrap();
+        assert_eq!(lines(&out), ["+I[1, a, 15, 1, v1, 10]", "WM 20"]);
+        out.clear();
+        op.input_watermark(1, 30);
+        op.watermark(30, &mut out).unwrap();
+        assert_eq!(lines(&out), ["+I[1, b, 25, null, null, null]", "WM 30"]);
     }
 
     #[test]
@@ -438,6 +532,7 @@ mod tests {
                     &[(Insert, Some(1), "a", 105), (Insert, Some(2), "b", 80)],
                 ),
             ),
+            Step::InputWatermark(1, 104),
             Step::Watermark(104),
             Step::Rows(
                 1,
@@ -457,8 +552,11 @@ mod tests {
                     &[(Insert, Some(1), "c", 112), (Insert, Some(2), "d", 125)],
                 ),
             ),
+            Step::InputWatermark(1, 121),
             Step::Watermark(110),
             Step::Rows(0, batch(&l, &[(Insert, Some(2), "e", 119)])),
+            Step::Rows(1, batch(&r, &[(Insert, Some(2), "late", 105)])),
+            Step::InputWatermark(1, 200),
             Step::Watermark(200),
         ];
         for join_type in [JoinType::Inner, JoinType::Left] {
