@@ -61,6 +61,18 @@ const NOT_ANALYSIS: &[(&str, &str)] = &[
         "errors/set_statement_in_sql",
         "TableEnvironment: SET is a client statement",
     ),
+    (
+        "errors/temporal_join_condition_without_primary_key",
+        "planner: the versioned table's primary key must be among the join's equalities",
+    ),
+    (
+        "errors/temporal_join_versioned_without_watermark",
+        "planner: versioned table needs a rowtime attribute",
+    ),
+    (
+        "errors/temporal_join_without_primary_key",
+        "planner: versioned table needs a primary key",
+    ),
     ("errors/topn_dense_rank", "planner: streaming Top-N"),
     ("errors/topn_rank", "planner: streaming Top-N"),
     (

@@ -102,9 +102,14 @@ pub fn describe(op: &Operator) -> String {
             "IntervalJoin({}, bounds=[{lower} ms, {upper} ms])",
             describe_join(spec)
         ),
-        OperatorKind::TemporalJoin { spec, .. } => {
-            format!("TemporalJoin({}, asOf=[rowtime])", describe_join(spec))
-        }
+        OperatorKind::TemporalJoin {
+            spec,
+            left_time,
+            right_time,
+        } => format!(
+            "TemporalJoin({}, period=[${left_time}], versionTime=[${right_time}])",
+            describe_join(spec)
+        ),
         OperatorKind::WindowJoin { spec, .. } => format!("WindowJoin({})", describe_join(spec)),
         OperatorKind::Union => "Union".to_string(),
         OperatorKind::Correlate(spec) => crate::correlate::describe(spec),

@@ -38,8 +38,8 @@ use crate::graph::{
     NamedExpr, Operator, OperatorId, OperatorKind, Partitioning, WindowSpec,
 };
 use crate::session::{quote_ident, FlinkSession};
-use crate::types::{arrow_type, flink_type};
 use crate::snapshot::SnapshotNode;
+use crate::types::{arrow_type, flink_type};
 use crate::window::{WindowTvfNode, WINDOW_COLUMNS};
 
 mod grouping_sets;
@@ -1748,9 +1748,12 @@ impl GraphBuilder<'_> {
                 ))
             }
             LogicalPlan::Aggregate(agg) => self.aggregate(agg),
-            LogicalPlan::Extension(ext) if ext.node.as_any().is::<SnapshotNode>() => Err(
-                unsupported("FOR SYSTEM_TIME AS OF outside the right side of a join", self.span),
-            ),
+            LogicalPlan::Extension(ext) if ext.node.as_any().is::<SnapshotNode>() => {
+                Err(unsupported(
+                    "FOR SYSTEM_TIME AS OF outside the right side of a join",
+                    self.span,
+                ))
+            }
             LogicalPlan::Extension(ext) => {
                 match ext.node.as_any().downcast_ref::<WindowTvfNode>() {
                     Some(tvf) => {

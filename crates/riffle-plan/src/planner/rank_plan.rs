@@ -305,7 +305,8 @@ pub(super) fn first_row_filter(f: &Filter) -> Option<FirstRow<'_>> {
     if rank.function != "row_number" || rank.start != 1 || rank.end != 1 {
         return None;
     }
-    let Some(Expr::WindowFunction(wf)) = rank.window.window_expr.first().map(|e| e.clone().unalias())
+    let Some(Expr::WindowFunction(wf)) =
+        rank.window.window_expr.first().map(|e| e.clone().unalias())
     else {
         return None;
     };

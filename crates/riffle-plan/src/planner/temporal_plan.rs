@@ -149,7 +149,10 @@ impl GraphBuilder<'_> {
         let span = self.span;
         if !matches!(join.join_type, DfJoinType::Inner | DfJoinType::Left) {
             return Err(unsupported(
-                format!("{} temporal joins (Flink has INNER and LEFT)", join.join_type),
+                format!(
+                    "{} temporal joins (Flink has INNER and LEFT)",
+                    join.join_type
+                ),
                 span,
             ));
         }

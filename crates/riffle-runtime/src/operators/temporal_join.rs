@@ -467,7 +467,10 @@ mod tests {
         let mut out = Vec::new();
         op.process(
             1,
-            batch(&r, &[(Insert, Some(1), "v1", 10), (Insert, Some(1), "v2", 20)]),
+            batch(
+                &r,
+                &[(Insert, Some(1), "v1", 10), (Insert, Some(1), "v2", 20)],
+            ),
             &mut out,
         )
         .unwrap();
@@ -477,13 +480,19 @@ mod tests {
         assert_eq!(lines(&out), ["WM 25"]);
         // Only the version valid at the watermark is kept: a late row after it finds it, one
         // before it finds nothing any more.
-        assert_eq!(op.states.values().map(|s| s.versions.len()).sum::<usize>(), 1);
+        assert_eq!(
+            op.states.values().map(|s| s.versions.len()).sum::<usize>(),
+            1
+        );
         out.clear();
         op.process(
             0,
             batch(
                 &l,
-                &[(Insert, Some(1), "late", 21), (Insert, Some(1), "older", 12)],
+                &[
+                    (Insert, Some(1), "late", 21),
+                    (Insert, Some(1), "older", 12),
+                ],
             ),
             &mut out,
         )
@@ -523,7 +532,10 @@ mod tests {
         let steps = [
             Step::Rows(
                 1,
-                batch(&r, &[(Insert, Some(1), "x", 100), (Insert, Some(2), "y", 90)]),
+                batch(
+                    &r,
+                    &[(Insert, Some(1), "x", 100), (Insert, Some(2), "y", 90)],
+                ),
             ),
             Step::Rows(
                 0,
