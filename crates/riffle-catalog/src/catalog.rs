@@ -3,7 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use riffle_sql::ast::{DataType, Expr, ObjectName, Query};
+use riffle_sql::ast::{
+    Column, ColumnKind, CreateTable, DataType, Expr, Ident, ObjectName, PrimaryKey, Query,
+    TableOption, Watermark,
+};
 use riffle_sql::Span;
 
 use crate::schema::{Schema, TimeAttribute};
@@ -143,6 +146,72 @@ pub struct TableDef {
 }
 
 impl TableDef {
+    /// The table's definition as one `CREATE TABLE` without `LIKE`: what a `LIKE` merge or an
+    /// `ALTER TABLE` produced, for consumers that read table definitions from DDL.
+    pub fn to_create_table(&self) -> CreateTable {
+        let ident = |name: &str| Ident::new(name.to_string());
+        let columns = self
+            .columns
+            .iter()
+            .map(|c| Column {
+                name: ident(&c.name),
+                kind: match &c.kind {
+                    ColumnRole::Physical => ColumnKind::Physical {
+                        data_type: c.data_type.clone(),
+                        primary_key: false,
+                    },
+                    ColumnRole::Computed { expr } => ColumnKind::Computed {
+                        expr: (**expr).clone(),
+                    },
+                    ColumnRole::Metadata { key, is_virtual } => ColumnKind::Metadata {
+                        data_type: c.data_type.clone(),
+                        key: (key != &c.name).then(|| key.clone()),
+                        is_virtual: *is_virtual,
+                    },
+                    ColumnRole::Header => ColumnKind::Header {
+                        data_type: c.data_type.clone(),
+                    },
+                },
+                comment: None,
+                span: c.span,
+            })
+            .collect();
+        CreateTable {
+            name: self.name.clone(),
+            temporary: self.temporary,
+            if_not_exists: false,
+            columns,
+            watermark: self.watermark.as_ref().map(|w| Watermark {
+                name: None,
+                column: w.column.split('.').map(ident).collect(),
+                expr: w.expr.clone(),
+                span: w.span,
+            }),
+            primary_key: (!self.primary_key.is_empty()).then(|| PrimaryKey {
+                constraint_name: None,
+                columns: self.primary_key.iter().map(|k| ident(k)).collect(),
+                not_enforced: true,
+                span: self.span,
+            }),
+            partitioned_by: self.partition_keys.iter().map(|k| ident(k)).collect(),
+            comment: None,
+            options: self
+                .options
+                .iter()
+                .map(|(key, value)| TableOption {
+                    key: key.clone(),
+                    value: value.clone(),
+                    key_unquoted: false,
+                    key_span: self.span,
+                    value_span: self.span,
+                })
+                .collect(),
+            like: None,
+            name_span: self.span,
+            as_query: None,
+        }
+    }
+
     /// A column by name.
     pub fn column(&self, name: &str) -> Option<&ColumnDef> {
         self.columns.iter().find(|c| c.name == name)

@@ -903,46 +903,58 @@ impl Analyzer {
 
     /// `ALTER TABLE name ...`: Riffle keeps ALTER statements as text, so the table is only marked
     /// as altered; references to columns it does not know are then accepted with unknown types.
-    pub(crate) fn alter(&mut self, alter: &Unparsed) {
+    /// An `ALTER` statement; for an `ALTER TABLE ... ADD` of one column that Riffle models,
+    /// the table after it.
+    pub(crate) fn alter(&mut self, alter: &Unparsed) -> Option<TableDef> {
         if !alter.keywords.starts_with("ALTER TABLE") {
-            return;
+            return None;
         }
         let mut words = alter.text.split_whitespace().skip(2).peekable();
         if words.peek().is_some_and(|w| w.eq_ignore_ascii_case("IF")) {
             words.next();
             words.next();
         }
-        let Some(name) = words.next() else { return };
+        let name = words.next()?;
         let parts: Vec<Ident> = name
             .split('.')
             .map(|p| Ident::new(p.trim_matches('`').to_string()))
             .collect();
-        let Some(path) = self.catalog.resolve_path(&ObjectName::from(parts)) else {
-            return;
-        };
+        let path = self.catalog.resolve_path(&ObjectName::from(parts))?;
         self.catalog.mark_altered(path.clone());
         // `ADD name AS expr` and `ADD name TYPE` are common enough to model: the new column is
         // added to the recorded schema.
         let rest: Vec<&str> = words.collect();
-        if let [add, column, definition @ ..] = rest.as_slice() {
-            if add.eq_ignore_ascii_case("ADD") && !column.starts_with('(') {
-                self.alter_add_column(&path, column.trim_matches('`'), &definition.join(" "));
-            }
+        let [add, column, definition @ ..] = rest.as_slice() else {
+            return None;
+        };
+        if !add.eq_ignore_ascii_case("ADD") || column.starts_with('(') {
+            return None;
+        }
+        let definition = definition.join(" ");
+        let definition = definition.trim_end_matches(';').trim();
+        if self.alter_add_column(&path, column.trim_matches('`'), definition) {
+            self.catalog.table_by_path(&path).cloned()
+        } else {
+            None
         }
     }
 
-    /// Adds the column of a simple `ALTER TABLE ... ADD`; anything Riffle cannot read is left
-    /// to the "altered" marker.
-    fn alter_add_column(&mut self, path: &ObjectPath, name: &str, definition: &str) {
+    /// Adds the column of a simple `ALTER TABLE ... ADD`; false when Riffle cannot read it (it
+    /// is then left to the "altered" marker).
+    fn alter_add_column(&mut self, path: &ObjectPath, name: &str, definition: &str) -> bool {
         let Some(table) = self.catalog.table_by_path(path) else {
-            return;
+            return false;
         };
         if table.column(name).is_some() {
-            return;
+            return false;
         }
-        let (kind, data_type, time_attribute) = if let Some(text) = definition.strip_prefix("AS ") {
+        let (kind, data_type, time_attribute) = if let Some(text) = definition
+            .get(..3)
+            .filter(|w| w.eq_ignore_ascii_case("AS "))
+            .and_then(|_| definition.get(3..))
+        {
             let Ok(expr) = riffle_sql::parse_expr(text) else {
-                return;
+                return false;
             };
             let visible: Vec<Field> = table
                 .columns
@@ -973,20 +985,22 @@ impl Analyzer {
             )
         } else {
             let Ok(data_type) = riffle_sql::parse_data_type(definition) else {
-                return;
+                return false;
             };
             (ColumnRole::Physical, data_type, None)
         };
-        if let Some(table) = self.catalog.table_by_path_mut(path) {
-            let span = table.span;
-            table.columns.push(ColumnDef {
-                name: name.to_string(),
-                data_type,
-                kind,
-                time_attribute,
-                span,
-            });
-        }
+        let Some(table) = self.catalog.table_by_path_mut(path) else {
+            return false;
+        };
+        let span = table.span;
+        table.columns.push(ColumnDef {
+            name: name.to_string(),
+            data_type,
+            kind,
+            time_attribute,
+            span,
+        });
+        true
     }
 
     /// `USE CATALOG c` / `USE db` / `USE c.db`.

@@ -69,6 +69,9 @@ pub struct StatementInfo {
     pub output: Option<Schema>,
     /// For a statement set (or an `EXPLAIN` of one): the source query schema of each `INSERT`.
     pub inserts: Vec<Option<Schema>>,
+    /// For a `CREATE TABLE ... LIKE` and an `ALTER TABLE` Riffle models: the table as it
+    /// stands after the statement (see [`TableDef::to_create_table`]).
+    pub table: Option<TableDef>,
 }
 
 /// Analyzes a parsed script. See the crate documentation.
@@ -139,13 +142,21 @@ impl Analyzer {
             .map(|h| (h, false))
             .collect();
         match &statement.kind {
-            StatementKind::CreateTable(create) => StatementInfo {
-                output: self.create_table(create, statement.span),
-                inserts: Vec::new(),
-            },
+            StatementKind::CreateTable(create) => {
+                let output = self.create_table(create, statement.span);
+                let table = create
+                    .like
+                    .as_ref()
+                    .and_then(|_| self.catalog.table(&create.name).cloned());
+                StatementInfo {
+                    output,
+                    inserts: Vec::new(),
+                    table,
+                }
+            }
             StatementKind::CreateView(view) => StatementInfo {
                 output: self.create_view(view),
-                inserts: Vec::new(),
+                ..StatementInfo::default()
             },
             StatementKind::CreateFunction(function) => {
                 self.create_function(function);
@@ -161,21 +172,21 @@ impl Analyzer {
             }
             StatementKind::Query(q) => StatementInfo {
                 output: Some(self.top_level_query(q)),
-                inserts: Vec::new(),
+                ..StatementInfo::default()
             },
             StatementKind::Insert(insert) => StatementInfo {
                 output: self.insert(insert),
-                inserts: Vec::new(),
+                ..StatementInfo::default()
             },
             StatementKind::StatementSet(set) => StatementInfo {
-                output: None,
                 inserts: set.inserts.iter().map(|i| self.insert(i)).collect(),
+                ..StatementInfo::default()
             },
             StatementKind::Explain(explain) => self.statement(&explain.statement),
-            StatementKind::Alter(alter) => {
-                self.alter(alter);
-                StatementInfo::default()
-            }
+            StatementKind::Alter(alter) => StatementInfo {
+                table: self.alter(alter),
+                ..StatementInfo::default()
+            },
             StatementKind::CreateCatalog(_)
             | StatementKind::CreateDatabase(_)
             | StatementKind::Set(_)

@@ -33,7 +33,7 @@ pub use graph::{
     Edge, Field, JobGraph, JoinSpec, JoinType, MetadataColumn, NamedExpr, Operator, OperatorId,
     OperatorKind, Partitioning, SortKey, UserAggregate, WindowSpec,
 };
-pub use planner::{plan_script, COLLECT_CONNECTOR, PLAN_ERROR, UNSUPPORTED};
+pub use planner::{plan_analyzed, plan_script, COLLECT_CONNECTOR, PLAN_ERROR, UNSUPPORTED};
 pub use session::FlinkSession;
 
 /// Parses, validates and plans a Flink SQL script. Parse errors, the errors Flink's validation
@@ -52,9 +52,10 @@ pub fn plan_sql(sql: &str) -> Result<JobGraph, Vec<riffle_sql::Diagnostic>> {
     if !parse_errors.is_empty() {
         return Err(parse_errors);
     }
-    let invalid = errors(riffle_catalog::analyze(&parsed.script).diagnostics);
+    let analysis = riffle_catalog::analyze(&parsed.script);
+    let invalid = errors(analysis.diagnostics.clone());
     if !invalid.is_empty() {
         return Err(invalid);
     }
-    plan_script(&parsed.script)
+    plan_analyzed(&parsed.script, &analysis)
 }

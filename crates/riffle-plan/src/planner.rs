@@ -68,9 +68,27 @@ const DEFAULT_WATERMARK_INTERVAL_MS: i64 = 200;
 /// `SET` statements apply to the job's configuration. Errors (including unsupported features)
 /// come back as diagnostics located in the script.
 pub fn plan_script(script: &Script) -> Result<JobGraph, Vec<Diagnostic>> {
+    plan_analyzed(script, &riffle_catalog::analyze(script))
+}
+
+/// [`plan_script`] with the script's catalog analysis at hand: a `CREATE TABLE ... LIKE` or an
+/// `ALTER TABLE` is planned as the table definition the catalog derived (Flink's merge rules
+/// live there, once).
+pub fn plan_analyzed(
+    script: &Script,
+    analysis: &riffle_catalog::Analysis,
+) -> Result<JobGraph, Vec<Diagnostic>> {
     let mut planner = Planner::default();
-    for statement in &script.statements {
-        if let Err(d) = planner.statement(statement) {
+    for (i, statement) in script.statements.iter().enumerate() {
+        let derived = analysis
+            .statements
+            .get(i)
+            .and_then(|info| info.table.as_ref())
+            .map(|table| ast::Statement {
+                kind: StatementKind::CreateTable(Box::new(table.to_create_table())),
+                ..statement.clone()
+            });
+        if let Err(d) = planner.statement(derived.as_ref().unwrap_or(statement)) {
             return Err(vec![*d]);
         }
     }
