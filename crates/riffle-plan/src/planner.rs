@@ -51,6 +51,7 @@ mod correlate_plan;
 mod over_plan;
 mod rank_plan;
 mod set_ops_all;
+mod show;
 mod subquery_expr;
 mod temporal_plan;
 
@@ -317,6 +318,20 @@ impl Planner {
             StatementKind::CreateCatalog(_) => return Err(unsupported("CREATE CATALOG", span)),
             StatementKind::CreateDatabase(_) => return Err(unsupported("CREATE DATABASE", span)),
             StatementKind::Use(_) => return Err(unsupported("USE", span)),
+            StatementKind::Client(u) if u.keywords.starts_with("SHOW") => {
+                let (column, rows) = show::listing(&u.text, &self.catalog)
+                    .map_err(|what| unsupported(what, span))?;
+                let plan = show::rows_plan(column, &rows).map_err(|e| df_error(e, span))?;
+                self.sinks.push(PendingSink {
+                    plan,
+                    connector: ConnectorSpec {
+                        connector: COLLECT_CONNECTOR.to_string(),
+                        ..ConnectorSpec::default()
+                    },
+                    target: None,
+                    span,
+                });
+            }
             StatementKind::Alter(u) | StatementKind::Client(u) => {
                 return Err(unsupported(&u.keywords, span));
             }
