@@ -10,7 +10,7 @@
 //!   distinct values of `s` on `x = y`;
 //! * `EXISTS (s)`: a left join with `SELECT DISTINCT TRUE` of `s`;
 //! * `x op SOME (s)` for `<`, `<=`, `>`, `>=`: a cross join with the maximum (or minimum) and the
-//!   counts of `s`; `=` is `IN`, `<>` compares against the distinct count; `op ALL` is
+//!   counts of `s`; `=` is `IN`, `<>` counts the distinct values of `s`; `op ALL` is
 //!   `NOT (x negated-op SOME s)`.
 //!
 //! The joined aggregates update as the subquery's input grows, so the results retract and
@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{not_impl_err, Column, Result as DfResult, ScalarValue};
-use datafusion::functions_aggregate::expr_fn::{count, count_distinct, max, min};
+use datafusion::functions_aggregate::expr_fn::{count, max, min};
 use datafusion::logical_expr::expr::{Exists, InSubquery, SetComparison, SetQuantifier};
 use datafusion::logical_expr::utils::{conjunction, split_conjunction_owned};
 use datafusion::logical_expr::{
@@ -327,6 +327,12 @@ fn ordered_some(
 }
 
 /// `value <> SOME (subquery)`: true once the subquery holds a non-NULL value other than `value`.
+///
+/// Over the subquery's distinct values `c = COUNT(*)`, `d = COUNT(y)` and `m = MAX(y)`: FALSE
+/// when `c = 0`, UNKNOWN for a NULL `value`, `value <> m OR UNKNOWN` when there is a NULL and at
+/// most one other value, `value <> m` for one value, TRUE otherwise. Flink (Calcite's sub-query
+/// removal) looks `c` and `d` up by name in the joined row, so the first columns so named win:
+/// the outer query's own `c` / `d`, or those of an earlier subquery's aggregates.
 fn not_equal_some(
     input: LogicalPlan,
     value: Expr,
@@ -334,30 +340,39 @@ fn not_equal_some(
     aliases: &mut Aliases,
 ) -> DfResult<(LogicalPlan, Expr)> {
     let (relation, element) = subquery_relation(subquery, aliases)?;
+    let relation = LogicalPlanBuilder::from(relation)
+        .project([element.clone()])?
+        .distinct()?
+        .build()?;
     let name = aliases.next();
     let joined = cross_join_aggregates(
         input,
         relation,
         vec![
-            max(element.clone()).alias("m"),
             count(lit(1)).alias("c"),
             count(element.clone()).alias("d"),
-            count_distinct(element).alias("dd"),
+            max(element).alias("m"),
         ],
         &name,
     )?;
-    let (m, c, d, dd) = (
-        column(&name, "m"),
-        column(&name, "c"),
-        column(&name, "d"),
-        column(&name, "dd"),
-    );
+    let by_name = |field: &str| {
+        joined
+            .schema()
+            .iter()
+            .find(|(_, f)| f.name() == field)
+            .map(|(qualifier, f)| Expr::Column(Column::new(qualifier.cloned(), f.name())))
+            .unwrap_or_else(|| column(&name, field))
+    };
+    let (c, d, m) = (by_name("c"), by_name("d"), column(&name, "m"));
+    let differs = value.clone().not_eq(m);
     let result = when(c.clone().eq(lit(0i64)), lit(false))
-        .when(value.clone().is_null(), null_boolean())
-        .when(dd.clone().gt(lit(1i64)), lit(true))
-        .when(dd.eq(lit(1i64)).and(value.not_eq(m)), lit(true))
-        .when(c.gt(d), null_boolean())
-        .otherwise(lit(false))?;
+        .when(value.is_null(), null_boolean())
+        .when(
+            c.not_eq(d.clone()).and(d.clone().lt_eq(lit(1i64))),
+            differs.clone().or(null_boolean()),
+        )
+        .when(d.eq(lit(1i64)), differs)
+        .otherwise(lit(true))?;
     Ok((joined, result))
 }
 
