@@ -8,13 +8,15 @@
 //!
 //! * `x IN (s)`: a cross join with `(COUNT(*) c, COUNT(y) ck)` of `s`, then a left join with the
 //!   distinct values of `s` on `x = y`;
-//! * `EXISTS (s)`: a left join with `SELECT DISTINCT TRUE` of `s`;
+//! * `EXISTS (s)`: a left join with `SELECT DISTINCT TRUE` of `s` (correlated: with the
+//!   distinct inner sides of the correlating equalities, joined on the outer sides);
 //! * `x op SOME (s)` for `<`, `<=`, `>`, `>=`: a cross join with the maximum (or minimum) and the
 //!   counts of `s`; `=` is `IN`, `<>` counts the distinct values of `s`; `op ALL` is
 //!   `NOT (x negated-op SOME s)`.
 //!
 //! The joined aggregates update as the subquery's input grows, so the results retract and
-//! re-emit rows as Flink's do. Correlated subqueries in expressions are rejected.
+//! re-emit rows as Flink's do. Of the correlated subqueries in expressions only `EXISTS` whose
+//! correlation is equalities in its `WHERE` is supported (the others are rejected).
 
 use std::sync::Arc;
 
@@ -238,23 +240,119 @@ fn in_subquery(
     Ok((joined, result))
 }
 
-/// `EXISTS (subquery)`.
+/// `EXISTS (subquery)`; correlated by equalities (`WHERE inner = outer AND ...`), the distinct
+/// inner values are left-joined on the outer ones.
 fn exists(
     input: LogicalPlan,
     subquery: &Subquery,
     aliases: &mut Aliases,
 ) -> DfResult<(LogicalPlan, Expr)> {
-    let (relation, _) = subquery_relation(subquery, aliases)?;
+    let (rows, keys) = if subquery.outer_ref_columns.is_empty() {
+        (subquery_relation(subquery, aliases)?.0, Vec::new())
+    } else {
+        equality_correlation(subquery.subquery.as_ref())?
+    };
     let name = aliases.next();
-    let marker = LogicalPlanBuilder::from(relation)
-        .project([lit(true).alias("i")])?
+    let key_names: Vec<String> = (0..keys.len()).map(|k| format!("k{k}")).collect();
+    let mut marker_columns: Vec<Expr> = keys
+        .iter()
+        .zip(&key_names)
+        .map(|((_, inner), key)| inner.clone().alias(key))
+        .collect();
+    marker_columns.push(lit(true).alias("i"));
+    let marker = LogicalPlanBuilder::from(rows)
+        .project(marker_columns)?
         .distinct()?
         .alias(name.as_str())?
         .build()?;
+    let mut on: Vec<Expr> = keys
+        .into_iter()
+        .zip(&key_names)
+        .map(|((outer, _), key)| outer.eq(column(&name, key)))
+        .collect();
+    if on.is_empty() {
+        on.push(lit(true));
+    }
     let joined = LogicalPlanBuilder::from(input)
-        .join_on(marker, JoinType::Left, [lit(true)])?
+        .join_on(marker, JoinType::Left, on)?
         .build()?;
     Ok((joined, column(&name, "i").is_not_null()))
+}
+
+/// A correlated `EXISTS` subquery (projections over a filter) as its rows without the
+/// correlation, and the (outer, inner) expression pairs of its `outer = inner` conjuncts.
+fn equality_correlation(plan: &LogicalPlan) -> DfResult<(LogicalPlan, Vec<(Expr, Expr)>)> {
+    match plan {
+        // The subquery's columns do not matter to EXISTS.
+        LogicalPlan::Projection(p) => equality_correlation(&p.input),
+        LogicalPlan::SubqueryAlias(a) => equality_correlation(&a.input),
+        LogicalPlan::Filter(f) if !has_outer_reference(&f.input) => {
+            let mut keys = Vec::new();
+            let mut kept = Vec::new();
+            for conjunct in split_conjunction_owned(f.predicate.clone()) {
+                if !expr_has_outer_reference(&conjunct) {
+                    kept.push(conjunct);
+                    continue;
+                }
+                match correlation_pair(&conjunct) {
+                    Some(pair) => keys.push(pair),
+                    None => {
+                        return not_impl_err!(
+                            "unsupported feature: correlated subqueries in expressions (correlation other than equalities)"
+                        )
+                    }
+                }
+            }
+            let rows = match conjunction(kept) {
+                Some(predicate) => {
+                    LogicalPlan::Filter(Filter::try_new(predicate, f.input.clone())?)
+                }
+                None => f.input.as_ref().clone(),
+            };
+            Ok((rows, keys))
+        }
+        _ => not_impl_err!("unsupported feature: correlated subqueries in expressions"),
+    }
+}
+
+/// `outer = inner` (either way round) as (outer over plain columns, inner).
+fn correlation_pair(conjunct: &Expr) -> Option<(Expr, Expr)> {
+    let Expr::BinaryExpr(datafusion::logical_expr::BinaryExpr {
+        left,
+        op: Operator::Eq,
+        right,
+    }) = conjunct
+    else {
+        return None;
+    };
+    let only_outer = |e: &Expr| expr_has_outer_reference(e) && e.column_refs().is_empty();
+    let only_inner = |e: &Expr| !expr_has_outer_reference(e) && !e.column_refs().is_empty();
+    let (outer, inner) = if only_outer(left) && only_inner(right) {
+        (left, right)
+    } else if only_outer(right) && only_inner(left) {
+        (right, left)
+    } else {
+        return None;
+    };
+    let outer = outer
+        .as_ref()
+        .clone()
+        .transform(|e| match e {
+            Expr::OuterReferenceColumn(_, c) => Ok(Transformed::yes(Expr::Column(c))),
+            other => Ok(Transformed::no(other)),
+        })
+        .ok()?
+        .data;
+    Some((outer, inner.as_ref().clone()))
+}
+
+fn expr_has_outer_reference(e: &Expr) -> bool {
+    e.exists(|e| Ok(matches!(e, Expr::OuterReferenceColumn(..))))
+        .unwrap_or(true)
+}
+
+fn has_outer_reference(plan: &LogicalPlan) -> bool {
+    !plan.all_out_ref_exprs().is_empty()
 }
 
 /// `value op ANY / SOME / ALL (subquery)`.
@@ -454,6 +552,24 @@ mod tests {
                 some.alias("n"),
                 exists(s()).alias("p"),
             ])
+            .and_then(|b| b.build())
+            .expect("plan");
+        insta::assert_snapshot!(rewritten(plan));
+    }
+
+    #[test]
+    fn correlated_exists_joins_distinct_inner_keys() {
+        let correlated = LogicalPlanBuilder::from(table("s", &["y"]))
+            .filter(
+                out_ref_col(DataType::Int32, "t.y")
+                    .eq(col("s.y"))
+                    .and(col("s.y").gt(lit(0))),
+            )
+            .and_then(|b| b.project([lit(1)]))
+            .and_then(|b| b.build())
+            .expect("subquery");
+        let plan = LogicalPlanBuilder::from(table("t", &["x", "y"]))
+            .project([col("t.x"), exists(Arc::new(correlated)).alias("found")])
             .and_then(|b| b.build())
             .expect("plan");
         insta::assert_snapshot!(rewritten(plan));
