@@ -272,3 +272,90 @@ fn sinks_write_metadata_and_changelog_events() {
         .unwrap_or_default();
     assert!(err.contains("Invalid metadata key 'queue-offset'"), "{err}");
 }
+
+/// Messages stored in every queue of `topic`.
+fn stored(d: &Path, topic: &str) -> Vec<Message> {
+    let store = shared_store(d).unwrap();
+    let queues = store.topic_config(topic).map(|c| c.queues).unwrap_or(0);
+    (0..queues)
+        .flat_map(|q| store.read(topic, q, 0, 100).unwrap())
+        .map(|m| m.message)
+        .collect()
+}
+
+fn names(values: &[&str]) -> (Vec<Field>, RecordBatch) {
+    let fields = vec![field("name", "STRING", &DataType::Utf8)];
+    let arrow_schema = Arc::new(riffle_plan::arrow_schema(&fields).unwrap());
+    let column: ArrayRef = Arc::new(StringArray::from(values.to_vec()));
+    (fields, RecordBatch::try_new(arrow_schema, vec![column]).unwrap())
+}
+
+#[test]
+fn exactly_once_without_checkpointing_publishes_when_the_input_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (fields, batch) = names(&["ann", "bob"]);
+    let exactly_once = [
+        ("format", "json"),
+        ("rocketmq.sink.delivery.guarantee", "EXACTLY_ONCE"),
+    ];
+    let mut sink = open_sink(
+        &spec(d, "eo", &exactly_once),
+        &fields,
+        ONE,
+        &PrintTarget::default(),
+    )
+    .unwrap();
+    sink.write(&ChangeBatch { batch: batch.clone(), kinds: None }).unwrap();
+    assert!(stored(d, "eo").is_empty(), "published before the input ended");
+    sink.finish().unwrap();
+    assert_eq!(stored(d, "eo").len(), 2);
+    // At least once: published as written.
+    let at_least_once = [("format", "json"), ("rocketmq.sink.delivery.guarantee", "AT_LEAST_ONCE")];
+    let mut sink = open_sink(
+        &spec(d, "alo", &at_least_once),
+        &fields,
+        ONE,
+        &PrintTarget::default(),
+    )
+    .unwrap();
+    sink.write(&ChangeBatch { batch, kinds: None }).unwrap();
+    assert_eq!(stored(d, "alo").len(), 2);
+}
+
+#[test]
+fn an_upsert_changelog_sink_needs_a_primary_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (fields, batch) = names(&["ann"]);
+    let upsert = [("format", "json"), ("riffle.changelog-mode", "upsert")];
+    let err = open_sink(&spec(d, "u", &upsert), &fields, ONE, &PrintTarget::default())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("needs a PRIMARY KEY"), "{err}");
+    let mut keyed = spec(d, "u", &upsert);
+    keyed.primary_key = vec!["name".into()];
+    let mut sink = open_sink(&keyed, &fields, ONE, &PrintTarget::default()).unwrap();
+    sink.write(&ChangeBatch {
+        batch,
+        kinds: Some(Arc::from(vec![RowKind::Delete])),
+    })
+    .unwrap();
+    sink.finish().unwrap();
+    let [tombstone] = stored(d, "u").try_into().unwrap_or_else(|m: Vec<Message>| {
+        panic!("one message expected, got {}", m.len())
+    });
+    assert_eq!(tombstone.keys, ["ann"]);
+    assert!(tombstone.body.is_empty());
+    // A source cannot read the topic as an upsert changelog yet, and says so.
+    let err = open_source(
+        &spec(d, "u", &upsert),
+        schema(&[("name", DataType::Utf8)]),
+        ONE,
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
+    assert!(err.contains("as an upsert changelog"), "{err}");
+}

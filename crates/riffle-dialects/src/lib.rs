@@ -34,7 +34,8 @@ pub use function::{
 pub use mapping::{
     init_mappings, Condition, DelimitedText, FlinkRelease, FlinkReleases, FlinkVersion,
     GroupWindows, JarRules, KafkaMapping, KafkaOptionRule, KeyColumns, KeyOverride, KeyRewrite,
-    LegacyKey, LegacyOptions, Mappings, MetadataRule, OverrideAction, RocketmqFlinkRelease,
+    LegacyKey, LegacyOptions, Mappings, MessageKeyLayout, MetadataRule, OverrideAction,
+    RocketmqFlinkRelease,
     RocketmqKeys, RoleCanonical, RoleLists, RsqldbMapping, RuleAction, SyntaxRewrite, SyntaxSince,
     ToKafkaRule, ToKafkaValue, UpsertLayout, ValueSource, WindowSpec,
 };

@@ -90,6 +90,21 @@ pub(crate) fn call(name: &str, args: Vec<Expr>) -> Expr {
     })
 }
 
+/// The input column `key` names: a column, or one qualified by the relation's alias or name
+/// (`qualifiers`, compared as Flink compares identifiers: case-sensitively).
+fn input_column(key: &Expr, qualifiers: &[&Ident]) -> Option<Ident> {
+    match key {
+        Expr::Identifier(id) => Some(id.clone()),
+        Expr::CompoundIdentifier(parts) => match parts.as_slice() {
+            [qualifier, column] if qualifiers.iter().any(|q| q.value == qualifier.value) => {
+                Some(column.clone())
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn rewrite_select(select: &mut Select) -> Result<(), String> {
     let GroupByExpr::Expressions(keys, _) = &mut select.group_by else {
         return Ok(());
@@ -141,15 +156,23 @@ fn rewrite_select(select: &mut Select) -> Result<(), String> {
     } else {
         Expr::CompoundIdentifier(table.iter().map(|p| Ident::new(p.clone())).collect())
     };
-    // A legacy session groups sessions by its other keys: they become PARTITION BY.
+    // A legacy session groups sessions by its other keys: they become PARTITION BY, which names
+    // columns of the input (`B.bidder` over `bid AS B` is its column `bidder`).
     let value = if kind == "SESSION" && !keys.is_empty() {
-        if !keys.iter().all(|k| matches!(k, Expr::Identifier(_))) {
-            return Err("legacy SESSION window grouped by expressions".into());
-        }
-        let partition = if keys.len() == 1 {
-            keys[0].clone()
-        } else {
-            Expr::Tuple(keys.clone())
+        let qualifiers: Vec<&Ident> = alias
+            .as_ref()
+            .map(|a| &a.name)
+            .into_iter()
+            .chain(name.0.last().and_then(|p| p.as_ident()))
+            .collect();
+        let columns = keys
+            .iter()
+            .map(|k| input_column(k, &qualifiers).map(Expr::Identifier))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| "legacy SESSION window grouped by expressions".to_string())?;
+        let partition = match columns.as_slice() {
+            [column] => column.clone(),
+            _ => Expr::Tuple(columns),
         };
         Expr::BinaryOp {
             left: Box::new(table_expr),

@@ -202,6 +202,12 @@ pub struct RocketMqOptions {
     pub key_columns: Vec<String>,
     /// Whether key columns are also written into the body.
     pub keys_in_body: bool,
+    /// `riffle.changelog-mode = 'upsert'`: the topic is an upsert changelog keyed by the
+    /// primary key (sinks only).
+    pub upsert_changelog: bool,
+    /// `EXACTLY_ONCE` delivery: without checkpointing the sink publishes its rows only when its
+    /// input ends (with checkpointing every rocketmq sink publishes per completed checkpoint).
+    pub exactly_once: bool,
 }
 
 /// A value with the key it was written under.
@@ -319,6 +325,8 @@ pub fn normalize(
         })
         .unwrap_or_default();
     let keys_in_body = reader.bool("keys-in-body", false)?;
+    let upsert_changelog = reader.upsert_changelog(role)?;
+    let exactly_once = reader.exactly_once()?;
     reader.finish()?;
     Ok(RocketMqOptions {
         table: table.to_string(),
@@ -339,6 +347,8 @@ pub fn normalize(
         message_key,
         key_columns,
         keys_in_body,
+        upsert_changelog,
+        exactly_once,
     })
 }
 
@@ -571,6 +581,43 @@ impl Meanings<'_> {
         parse_date_time(&given.value).ok_or_else(|| self.invalid(given, "'yyyy-MM-dd HH:mm:ss'"))
     }
 
+    /// Whether the table declares an upsert changelog. A sink writes one (keyed by the primary
+    /// key); a source cannot read one yet and fails rather than read every message as an insert.
+    fn upsert_changelog(&mut self, role: Role) -> Result<bool> {
+        let Some(g) = self.take("changelog-mode") else {
+            return Ok(false);
+        };
+        if g.value.eq_ignore_ascii_case("insert-only") {
+            return Ok(false);
+        }
+        if !g.value.eq_ignore_ascii_case("upsert") {
+            return Err(self.invalid(&g, "'insert-only' or 'upsert'"));
+        }
+        match role {
+            Role::Sink => Ok(true),
+            Role::Source => Err(ConnectorError::new(format!(
+                "unsupported feature: reading rocketmq table '{}' as an upsert changelog ('{}' = '{}'); Riffle's rocketmq source reads every message as an insert",
+                self.table, g.key, g.value
+            ))),
+        }
+    }
+
+    /// Whether the sink delivers exactly once (`AT_LEAST_ONCE` and `NONE` need nothing: a sink
+    /// writes each row once unless a restore replays it).
+    fn exactly_once(&mut self) -> Result<bool> {
+        match self.take("delivery-guarantee") {
+            None => Ok(false),
+            Some(g) if g.value.eq_ignore_ascii_case("EXACTLY_ONCE") => Ok(true),
+            Some(g)
+                if g.value.eq_ignore_ascii_case("AT_LEAST_ONCE")
+                    || g.value.eq_ignore_ascii_case("NONE") =>
+            {
+                Ok(false)
+            }
+            Some(g) => Err(self.invalid(&g, "'AT_LEAST_ONCE', 'EXACTLY_ONCE' or 'NONE'")),
+        }
+    }
+
     /// Fails on meanings given but not executed; client tuning is accepted.
     fn finish(mut self) -> Result<()> {
         self.take("time-zone");
@@ -586,22 +633,6 @@ impl Meanings<'_> {
                 return Err(ConnectorError::new(format!(
                     "unsupported feature: '{}' = 'broadcast' of table '{}'",
                     g.key, self.table
-                )));
-            }
-        }
-        if let Some(g) = self.take("delivery-guarantee") {
-            if g.value.eq_ignore_ascii_case("EXACTLY_ONCE") {
-                return Err(ConnectorError::new(format!(
-                    "unsupported feature: '{}' = 'EXACTLY_ONCE' of table '{}' (the embedded sink writes at least once)",
-                    g.key, self.table
-                )));
-            }
-        }
-        if let Some(g) = self.take("changelog-mode") {
-            if !g.value.eq_ignore_ascii_case("insert-only") {
-                return Err(ConnectorError::new(format!(
-                    "unsupported feature: '{}' = '{}' of table '{}'; a sink table with a PRIMARY KEY is written as an upsert changelog",
-                    g.key, g.value, self.table
                 )));
             }
         }
@@ -840,6 +871,20 @@ mod tests {
         assert!(
             matches!(&o.body, BodyFormat::Text(TextFormat::Csv(c)) if c.field_delimiter == '\t')
         );
+        let upsert = [("rocketmq.sink.topic", "t"), ("riffle.changelog-mode", "upsert")];
+        assert!(read(&upsert, Role::Sink).unwrap().upsert_changelog);
+        let err = read(&upsert, Role::Source).unwrap_err();
+        assert!(
+            err.message.contains("as an upsert changelog"),
+            "{}",
+            err.message
+        );
+        let err = read(
+            &[("rocketmq.sink.topic", "t"), ("riffle.changelog-mode", "retract")],
+            Role::Sink,
+        )
+        .unwrap_err();
+        assert!(err.message.contains("'insert-only' or 'upsert'"), "{}", err.message);
         assert_eq!(
             parse_date_time("2020-04-15 08:00:05"),
             Some(1_586_937_605_000)

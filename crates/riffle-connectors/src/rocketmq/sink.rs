@@ -16,6 +16,11 @@
 //!
 //! In a changelog format (`debezium-json`, `canal-json`) every change is a message holding its
 //! event (Flink's Kafka sink with these formats); a primary key then only keys the messages.
+//!
+//! With checkpointing the sink is two-phase: it publishes the messages of a checkpoint when the
+//! checkpoint completes. Without checkpointing it publishes as it writes, except with
+//! `EXACTLY_ONCE` delivery, where it publishes when its input ends (as Flink's Kafka sink
+//! commits its transaction at the end of input when checkpointing is off).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -53,6 +58,12 @@ pub fn open_sink(
     };
     let changelog = matches!(opts.body, BodyFormat::Changelog(_));
     let keyed_by_primary_key = !spec.primary_key.is_empty();
+    if opts.upsert_changelog && (!keyed_by_primary_key || changelog) {
+        return Err(ConnectorError::new(format!(
+            "rocketmq table '{}' is an upsert changelog ('riffle.changelog-mode' = 'upsert'), which needs a PRIMARY KEY to key its messages and a format that holds rows, not change events",
+            spec.table
+        )));
+    }
     let upsert = keyed_by_primary_key && !changelog;
     let primary_key = spec
         .primary_key
@@ -107,7 +118,8 @@ pub fn open_sink(
         upsert,
         next_queue: subtask.index as u32,
         text: String::new(),
-        staged: None,
+        staged: opts.exactly_once.then(|| (String::new(), BTreeMap::new())),
+        publish_at_end: opts.exactly_once,
     }))
 }
 
@@ -295,6 +307,10 @@ struct RocketMqSink {
     text: String,
     /// Exactly-once: messages of the open transaction, per queue, and the transactional id.
     staged: Option<(String, BTreeMap<u32, Vec<Message>>)>,
+    /// `EXACTLY_ONCE` without checkpointing: the staged messages are published when the input
+    /// ends, as Flink's committer commits at the end of input when checkpointing is off (a job
+    /// that fails publishes nothing).
+    publish_at_end: bool,
 }
 
 impl RocketMqSink {
@@ -406,6 +422,14 @@ impl SinkWriter for RocketMqSink {
     }
 
     fn finish(&mut self) -> Result<()> {
+        if self.publish_at_end {
+            let staged = self.staged.take().map(|(_, s)| s).unwrap_or_default();
+            for (queue, messages) in staged {
+                self.store
+                    .append_batch(&self.topic, queue, &messages)
+                    .map_err(|e| store_error(&self.table, e))?;
+            }
+        }
         self.store.flush().map_err(|e| store_error(&self.table, e))
     }
 
@@ -413,6 +437,8 @@ impl SinkWriter for RocketMqSink {
         &mut self,
         transactional_id: &str,
     ) -> Result<Option<Arc<dyn Committer>>> {
+        // Checkpoints publish the staged messages from now on.
+        self.publish_at_end = false;
         self.staged = Some((transactional_id.to_string(), BTreeMap::new()));
         Ok(Some(Arc::new(TopicCommitter {
             store: self.store.clone(),

@@ -13,6 +13,8 @@ use crate::{Dialects, Role};
 pub struct KafkaMapping {
     /// How an upsert-kafka table is laid out as a rocketmq table.
     pub upsert: UpsertLayout,
+    /// How Kafka's record key becomes RocketMQ message keys.
+    pub message_key: MessageKeyLayout,
     /// How delimited-text bodies are written as a Kafka format.
     pub delimited_text: DelimitedText,
     /// Rules for Kafka options, by key (a key ending in `*` covers a family).
@@ -33,10 +35,33 @@ pub struct UpsertLayout {
     pub changelog_option: String,
     /// Its upsert value.
     pub changelog_value: String,
-    /// The option listing the key columns (`key.fields`).
-    pub key_fields_option: String,
+    /// Why an upsert-kafka table the job reads is left for a human.
+    pub source_reason: String,
+}
+
+/// How Kafka's record key options (rules with [`RuleAction::MessageKey`]) become RocketMQ
+/// message keys, with the reasons the report gives.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageKeyLayout {
+    /// The rocketmq meaning listing a sink's key columns (`rocketmq.sink.key.columns`).
+    pub key_columns: String,
     /// The separator of that list.
-    pub key_fields_separator: String,
+    pub key_columns_separator: String,
+    /// The rocketmq meaning that also writes the key columns into the body.
+    pub keys_in_body: String,
+    /// Why `key.format` is removed (`{format}` stands for its value).
+    pub key_format_reason: String,
+    /// Why a sink also writes its key columns into the body.
+    pub keys_in_body_reason: String,
+    /// Why `value.fields-include` = `EXCEPT_KEY` on a sink becomes keys in the body.
+    pub except_key_reason: String,
+    /// Why `key.fields-prefix` is removed.
+    pub prefix_reason: String,
+    /// Why a source's key options are removed when the value holds every column.
+    pub source_key_reason: String,
+    /// Why a source whose value leaves the key columns out is left for a human.
+    pub source_except_key_reason: String,
 }
 
 /// The Kafka format that reads rocketmq-flink's delimited-text bodies.
@@ -65,6 +90,8 @@ pub enum RuleAction {
     Drop,
     /// Left in place and reported for a human.
     Manual,
+    /// Part of Kafka's record key, rewritten as [`MessageKeyLayout`] says.
+    MessageKey,
 }
 
 /// Where a mapped option's value comes from, when it is not copied.
@@ -267,6 +294,7 @@ impl KafkaMapping {
                 RuleAction::Keep => {
                     require_option(dialects, "rocketmq", &rule.kafka).map_err(ctx)?;
                 }
+                RuleAction::MessageKey => {}
                 RuleAction::Drop | RuleAction::Manual => {
                     if rule.reason.is_none() {
                         return Err(ctx("`drop` and `manual` need a `reason`".to_string()));
@@ -326,7 +354,10 @@ impl KafkaMapping {
             .ty
             .validate(&self.upsert.changelog_value)
             .map_err(|e| format!("upsert changelog value: {e}"))?;
-        require_option(dialects, "rocketmq", &self.upsert.key_fields_option)?;
+        let key = &self.message_key;
+        for canonical in [&key.key_columns, &key.keys_in_body] {
+            require_canonical(dialects, canonical)?;
+        }
         let text = &self.delimited_text;
         require_canonical(dialects, &text.delimiter_canonical)?;
         let format = dialects

@@ -31,7 +31,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 pub use kafka::{
-    Condition, DelimitedText, KafkaMapping, KafkaOptionRule, MetadataRule, RuleAction, ToKafkaRule,
+    Condition, DelimitedText, KafkaMapping, KafkaOptionRule, MessageKeyLayout, MetadataRule, RuleAction, ToKafkaRule,
     ToKafkaValue, UpsertLayout, ValueSource,
 };
 pub use legacy::{LegacyKey, LegacyOptions};

@@ -10,6 +10,7 @@ use riffle_sql::Span;
 use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Spanned, Value};
 use sqlparser::tokenizer::Token;
 
+use super::message_key::message_key_options;
 use super::options::{option_span, quote, Log, OptionEdit};
 use super::patch::Patch;
 use super::source::SourceText;
@@ -395,6 +396,7 @@ fn kafka_to_rocketmq_options(
         edit.set_value(i, "rocketmq");
         edit.settle(i);
     }
+    message_key_options(job, edit, connector, roles, log);
     let mut next = 0;
     while next < edit.len() {
         let i = next;
@@ -427,32 +429,26 @@ fn kafka_to_rocketmq_options(
             upsert.changelog_option.clone(),
             upsert.changelog_value.clone(),
         );
-        if !edit.has(&upsert.key_fields_option) {
-            let key = job
-                .table
-                .primary_key
-                .as_ref()
-                .map(|k| {
-                    k.columns
-                        .iter()
-                        .map(|c| c.value.clone())
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_else(|| inline_key(job.table));
-            edit.append(
-                upsert.key_fields_option.clone(),
-                key.join(&upsert.key_fields_separator),
-            );
-        }
         log.change(
             "connector.upsert-kafka",
             job.table.name_span,
             format!(
-                "added '{}' = '{}' and the key columns",
+                "added '{}' = '{}'",
                 upsert.changelog_option, upsert.changelog_value
             ),
-            Some("upsert-kafka keys records by the primary key".to_string()),
+            Some("upsert-kafka keys records by the primary key; Riffle's rocketmq sink writes the upsert changelog keyed by the primary key".to_string()),
         );
+        if roles.contains(&Role::Source) {
+            log.manual(
+                "connector.upsert-kafka",
+                job.table.name_span,
+                format!(
+                    "upsert-kafka table `{}` read by the job",
+                    super::tables::simple_name(&job.table.name)
+                ),
+                upsert.source_reason.clone(),
+            );
+        }
     }
     let group = riffle_dialects::connector("rocketmq")
         .and_then(|schema| {
@@ -473,24 +469,6 @@ fn kafka_to_rocketmq_options(
             );
         }
     }
-}
-
-/// Primary key columns declared inline (`id INT PRIMARY KEY NOT ENFORCED`).
-fn inline_key(table: &CreateTable) -> Vec<String> {
-    table
-        .columns
-        .iter()
-        .filter(|c| {
-            matches!(
-                c.kind,
-                ColumnKind::Physical {
-                    primary_key: true,
-                    ..
-                }
-            )
-        })
-        .map(|c| c.name.value.clone())
-        .collect()
 }
 
 /// The formats a table names.
@@ -545,11 +523,16 @@ fn apply_kafka_rule(
         log.change(code, span, format!("removed '{key}'"), why);
     };
     match rule.action {
-        RuleAction::Keep => {}
+        // Record-key options are rewritten together first (`message_key_options`).
+        RuleAction::Keep | RuleAction::MessageKey => {}
         RuleAction::Manual => manual_value(log, edit, "no RocketMQ equivalent"),
         RuleAction::Drop => {
             let unless_set = rule.drop_values_unless_set.get(&value);
-            if unless_set.is_some_and(|other| edit.get(other).is_none()) {
+            // The other option as written: an earlier rule may have renamed it.
+            let unset = |other: &String| {
+                edit.get(other).is_none() && !job.table.options.iter().any(|o| &o.key == other)
+            };
+            if unless_set.is_some_and(unset) {
                 let why = rule.value_notes.get(&value).or(rule.reason.as_ref());
                 remove(log, edit, why.cloned());
             } else if unless_set.is_none()

@@ -29,6 +29,7 @@
 
 pub(crate) mod ddl;
 mod joins;
+mod message_key;
 pub(crate) mod options;
 pub mod patch;
 pub mod report;
