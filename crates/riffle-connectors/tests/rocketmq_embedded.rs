@@ -287,7 +287,10 @@ fn names(values: &[&str]) -> (Vec<Field>, RecordBatch) {
     let fields = vec![field("name", "STRING", &DataType::Utf8)];
     let arrow_schema = Arc::new(riffle_plan::arrow_schema(&fields).unwrap());
     let column: ArrayRef = Arc::new(StringArray::from(values.to_vec()));
-    (fields, RecordBatch::try_new(arrow_schema, vec![column]).unwrap())
+    (
+        fields,
+        RecordBatch::try_new(arrow_schema, vec![column]).unwrap(),
+    )
 }
 
 #[test]
@@ -306,12 +309,22 @@ fn exactly_once_without_checkpointing_publishes_when_the_input_ends() {
         &PrintTarget::default(),
     )
     .unwrap();
-    sink.write(&ChangeBatch { batch: batch.clone(), kinds: None }).unwrap();
-    assert!(stored(d, "eo").is_empty(), "published before the input ended");
+    sink.write(&ChangeBatch {
+        batch: batch.clone(),
+        kinds: None,
+    })
+    .unwrap();
+    assert!(
+        stored(d, "eo").is_empty(),
+        "published before the input ended"
+    );
     sink.finish().unwrap();
     assert_eq!(stored(d, "eo").len(), 2);
     // At least once: published as written.
-    let at_least_once = [("format", "json"), ("rocketmq.sink.delivery.guarantee", "AT_LEAST_ONCE")];
+    let at_least_once = [
+        ("format", "json"),
+        ("rocketmq.sink.delivery.guarantee", "AT_LEAST_ONCE"),
+    ];
     let mut sink = open_sink(
         &spec(d, "alo", &at_least_once),
         &fields,
@@ -329,10 +342,15 @@ fn an_upsert_changelog_sink_needs_a_primary_key() {
     let d = dir.path();
     let (fields, batch) = names(&["ann"]);
     let upsert = [("format", "json"), ("riffle.changelog-mode", "upsert")];
-    let err = open_sink(&spec(d, "u", &upsert), &fields, ONE, &PrintTarget::default())
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let err = open_sink(
+        &spec(d, "u", &upsert),
+        &fields,
+        ONE,
+        &PrintTarget::default(),
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
     assert!(err.contains("needs a PRIMARY KEY"), "{err}");
     let mut keyed = spec(d, "u", &upsert);
     keyed.primary_key = vec!["name".into()];
@@ -343,9 +361,9 @@ fn an_upsert_changelog_sink_needs_a_primary_key() {
     })
     .unwrap();
     sink.finish().unwrap();
-    let [tombstone] = stored(d, "u").try_into().unwrap_or_else(|m: Vec<Message>| {
-        panic!("one message expected, got {}", m.len())
-    });
+    let [tombstone] = stored(d, "u")
+        .try_into()
+        .unwrap_or_else(|m: Vec<Message>| panic!("one message expected, got {}", m.len()));
     assert_eq!(tombstone.keys, ["ann"]);
     assert!(tombstone.body.is_empty());
     // A source cannot read the topic as an upsert changelog yet, and says so.

@@ -35,9 +35,8 @@ pub use mapping::{
     init_mappings, Condition, DelimitedText, FlinkRelease, FlinkReleases, FlinkVersion,
     GroupWindows, JarRules, KafkaMapping, KafkaOptionRule, KeyColumns, KeyOverride, KeyRewrite,
     LegacyKey, LegacyOptions, Mappings, MessageKeyLayout, MetadataRule, OverrideAction,
-    RocketmqFlinkRelease,
-    RocketmqKeys, RoleCanonical, RoleLists, RsqldbMapping, RuleAction, SyntaxRewrite, SyntaxSince,
-    ToKafkaRule, ToKafkaValue, UpsertLayout, ValueSource, WindowSpec,
+    RocketmqFlinkRelease, RocketmqKeys, RoleCanonical, RoleLists, RsqldbMapping, RuleAction,
+    SyntaxRewrite, SyntaxSince, ToKafkaRule, ToKafkaValue, UpsertLayout, ValueSource, WindowSpec,
 };
 pub use option_type::{parse_char, parse_duration_nanos, parse_memory_size, OptionType};
 pub use registry::{init, Dialects, LoadError};

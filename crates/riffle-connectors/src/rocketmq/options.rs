@@ -871,7 +871,10 @@ mod tests {
         assert!(
             matches!(&o.body, BodyFormat::Text(TextFormat::Csv(c)) if c.field_delimiter == '\t')
         );
-        let upsert = [("rocketmq.sink.topic", "t"), ("riffle.changelog-mode", "upsert")];
+        let upsert = [
+            ("rocketmq.sink.topic", "t"),
+            ("riffle.changelog-mode", "upsert"),
+        ];
         assert!(read(&upsert, Role::Sink).unwrap().upsert_changelog);
         let err = read(&upsert, Role::Source).unwrap_err();
         assert!(
@@ -880,11 +883,18 @@ mod tests {
             err.message
         );
         let err = read(
-            &[("rocketmq.sink.topic", "t"), ("riffle.changelog-mode", "retract")],
+            &[
+                ("rocketmq.sink.topic", "t"),
+                ("riffle.changelog-mode", "retract"),
+            ],
             Role::Sink,
         )
         .unwrap_err();
-        assert!(err.message.contains("'insert-only' or 'upsert'"), "{}", err.message);
+        assert!(
+            err.message.contains("'insert-only' or 'upsert'"),
+            "{}",
+            err.message
+        );
         assert_eq!(
             parse_date_time("2020-04-15 08:00:05"),
             Some(1_586_937_605_000)

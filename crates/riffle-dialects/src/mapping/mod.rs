@@ -31,8 +31,8 @@ use std::fmt;
 use std::sync::OnceLock;
 
 pub use kafka::{
-    Condition, DelimitedText, KafkaMapping, KafkaOptionRule, MessageKeyLayout, MetadataRule, RuleAction, ToKafkaRule,
-    ToKafkaValue, UpsertLayout, ValueSource,
+    Condition, DelimitedText, KafkaMapping, KafkaOptionRule, MessageKeyLayout, MetadataRule,
+    RuleAction, ToKafkaRule, ToKafkaValue, UpsertLayout, ValueSource,
 };
 pub use legacy::{LegacyKey, LegacyOptions};
 pub use releases::{FlinkRelease, FlinkReleases, JarRules, SyntaxRewrite, SyntaxSince};

@@ -35,7 +35,12 @@ pub(super) fn message_key_options(
     let open = |edit: &OptionEdit, key: &str| edit.find(key).filter(|i| edit.is_open(*i));
     let except_key = edit
         .get(VALUE_FIELDS_INCLUDE)
-        .or_else(|| job.info.options.get(VALUE_FIELDS_INCLUDE).map(String::as_str))
+        .or_else(|| {
+            job.info
+                .options
+                .get(VALUE_FIELDS_INCLUDE)
+                .map(String::as_str)
+        })
         .is_some_and(|v| v.eq_ignore_ascii_case(EXCEPT_KEY));
     let writes = roles.contains(&Role::Sink);
     if roles.contains(&Role::Source) && except_key {
