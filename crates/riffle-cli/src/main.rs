@@ -9,6 +9,8 @@ mod migrate;
 mod nexmark;
 mod run;
 mod savepoint;
+mod serve;
+mod sql;
 mod topic;
 
 use std::process::ExitCode;
@@ -45,6 +47,10 @@ enum Command {
     Nexmark(nexmark::NexmarkArgs),
     /// Benchmark the engine (`bench nexmark --queries q0,q5 --events N`).
     Bench(bench::BenchArgs),
+    /// Interactive SQL client with live query results (or `-f script.sql`).
+    Sql(sql::SqlArgs),
+    /// Run Riffle as a service: REST API, web console, persisted jobs (127.0.0.1 by default).
+    Serve(serve::ServeArgs),
 }
 
 /// Stack of the thread Riffle works on (planning deep expressions in a debug build needs more
@@ -84,5 +90,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         Command::Compat(args) => compat::run(args),
         Command::Nexmark(args) => nexmark::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Sql(args) => sql::run(args),
+        Command::Serve(args) => serve::run(args),
     }
 }

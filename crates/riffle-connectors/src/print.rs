@@ -5,13 +5,15 @@
 //! sink runs with parallelism above 1, both as `identifier:2> `.
 
 use std::io::Write;
+
+use arrow::array::Array;
 use std::sync::{Arc, Mutex};
 
 use riffle_plan::{ConnectorSpec, Field};
 
-use crate::format::write_row;
+use crate::format::{write_row, write_value};
 use crate::options::Options;
-use crate::{ChangeBatch, ConnectorError, Result, SinkWriter, SubtaskInfo};
+use crate::{ChangeBatch, ConnectorError, Result, RowKind, SinkWriter, SubtaskInfo};
 
 /// Where printed lines go.
 #[derive(Debug, Clone, Default)]
@@ -21,7 +23,24 @@ pub enum PrintTarget {
     Stdout,
     /// An in-memory list of lines (tests, conformance runs).
     Capture(Arc<Mutex<Vec<String>>>),
+    /// Query results as structured rows, streamed to a client (the SQL REPL, the server).
+    /// `print` sinks still write to stdout.
+    Rows(ResultSender),
 }
+
+/// One change of a query result: its kind and each value in Flink's text rendering
+/// (`None` for NULL).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultRow {
+    /// `+I`, `-U`, `+U` or `-D`.
+    pub kind: RowKind,
+    /// The row's values, in the query's column order.
+    pub values: Vec<Option<String>>,
+}
+
+/// Where a query's [`ResultRow`]s go. Unbounded: the sink never blocks a runtime thread on a
+/// slow client; a client that goes away simply stops receiving.
+pub type ResultSender = tokio::sync::mpsc::UnboundedSender<ResultRow>;
 
 /// Opens a `print` sink subtask.
 pub fn open_sink(
@@ -40,10 +59,11 @@ pub fn open_sink(
         stderr,
         target: target.clone(),
         line: String::new(),
+        rows: None,
     }))
 }
 
-/// Opens the sink of a bare query: rows without prefix.
+/// Opens the sink of a bare query: rows without prefix, or structured rows to a client.
 pub fn open_collect(
     _fields: &[Field],
     _subtask: SubtaskInfo,
@@ -54,6 +74,10 @@ pub fn open_collect(
         stderr: false,
         target: target.clone(),
         line: String::new(),
+        rows: match target {
+            PrintTarget::Rows(sender) => Some(sender.clone()),
+            _ => None,
+        },
     }))
 }
 
@@ -77,10 +101,16 @@ struct PrintSink {
     stderr: bool,
     target: PrintTarget,
     line: String,
+    /// Set for a query's results streamed to a client.
+    rows: Option<ResultSender>,
 }
 
 impl SinkWriter for PrintSink {
     fn write(&mut self, batch: &ChangeBatch) -> Result<()> {
+        if let Some(sender) = &self.rows {
+            send_rows(sender, batch);
+            return Ok(());
+        }
         self.line.clear();
         for row in 0..batch.num_rows() {
             self.line.push_str(&self.prefix);
@@ -109,6 +139,32 @@ impl SinkWriter for PrintSink {
         std::io::stdout()
             .flush()
             .map_err(|e| ConnectorError::new(format!("print sink: {e}")))
+    }
+}
+
+/// Sends every row of `batch`; rows for a client that went away are dropped (the client's
+/// session stops the query).
+fn send_rows(sender: &ResultSender, batch: &ChangeBatch) {
+    for row in 0..batch.num_rows() {
+        let values = batch
+            .batch
+            .columns()
+            .iter()
+            .map(|column| {
+                (!column.is_null(row)).then(|| {
+                    let mut value = String::new();
+                    write_value(&mut value, column.as_ref(), row);
+                    value
+                })
+            })
+            .collect();
+        let sent = sender.send(ResultRow {
+            kind: batch.kind(row),
+            values,
+        });
+        if sent.is_err() {
+            return;
+        }
     }
 }
 

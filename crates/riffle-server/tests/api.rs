@@ -1,0 +1,406 @@
+//! The REST API against a running service, through a real HTTP client: statements, a query's
+//! result over server-sent events, jobs (graph, stop, resume), metrics, the OpenAPI description,
+//! the token, and a restart that resumes a checkpointed job with no output lost or repeated.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use riffle_server::{ServeOptions, Server};
+use riffle_store::{Message, Store, TopicConfig};
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// A service running in this process until `stop`.
+struct Running {
+    base: String,
+    shutdown: oneshot::Sender<()>,
+    task: JoinHandle<Result<(), String>>,
+}
+
+impl Running {
+    async fn stop(self) {
+        let _ = self.shutdown.send(());
+        self.task
+            .await
+            .expect("service task")
+            .expect("service ran cleanly");
+    }
+}
+
+async fn start(dir: &Path, addr: &str, token: Option<&str>) -> Result<Running, String> {
+    let addr: SocketAddr = addr.parse().expect("address");
+    let server = Server::bind(ServeOptions {
+        addr,
+        token: token.map(str::to_string),
+        data_dir: dir.to_path_buf(),
+    })
+    .await?;
+    let port = server.local_addr()?.port();
+    let (shutdown, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(server.run(async move {
+        let _ = stopped.await;
+    }));
+    Ok(Running {
+        base: format!("http://127.0.0.1:{port}"),
+        shutdown,
+        task,
+    })
+}
+
+async fn sql(base: &str, statements: &str) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(format!("{base}/api/v1/statements"))
+        .header("content-type", "application/json")
+        .body(json!({ "sql": statements }).to_string())
+        .send()
+        .await
+        .expect("POST statements");
+    let status = response.status().as_u16();
+    let body = response.text().await.expect("body");
+    (status, serde_json::from_str(&body).expect("JSON body"))
+}
+
+async fn get(base: &str, path: &str) -> Value {
+    let body = reqwest::get(format!("{base}{path}"))
+        .await
+        .expect("GET")
+        .text()
+        .await
+        .expect("body");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
+}
+
+async fn post(base: &str, path: &str) -> u16 {
+    reqwest::Client::new()
+        .post(format!("{base}{path}"))
+        .send()
+        .await
+        .expect("POST")
+        .status()
+        .as_u16()
+}
+
+async fn job_status(base: &str, id: &str) -> String {
+    let detail = get(base, &format!("/api/v1/jobs/{id}")).await;
+    detail["job"]["status"]
+        .as_str()
+        .expect("status")
+        .to_string()
+}
+
+async fn wait_for<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    while !check().await {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// `(event, data)` pairs of a server-sent event stream.
+fn sse_events(text: &str) -> Vec<(String, Value)> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let mut event = None;
+            let mut data = None;
+            for line in block.lines() {
+                if let Some(e) = line.strip_prefix("event:") {
+                    event = Some(e.trim().to_string());
+                }
+                if let Some(d) = line.strip_prefix("data:") {
+                    data = serde_json::from_str(d.trim()).ok();
+                }
+            }
+            Some((event?, data?))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn statements_queries_and_jobs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let service = start(dir.path(), "127.0.0.1:0", None).await.expect("start");
+    let base = service.base.clone();
+
+    // A bounded query: its whole result arrives as events, then the end.
+    let (status, body) = sql(
+        &base,
+        "CREATE TABLE nums (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
+           'fields.id.start' = '1', 'fields.id.end' = '5');
+         SELECT id, id * id AS sq FROM nums WHERE id > 2;",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let results = body["results"].as_array().expect("results");
+    assert_eq!(results[0]["kind"], "done");
+    assert_eq!(results[1]["kind"], "query");
+    assert_eq!(results[1]["columns"][1]["name"], "sq");
+    let events_url = results[1]["events"].as_str().expect("events url");
+    let stream = reqwest::get(format!("{base}{events_url}"))
+        .await
+        .expect("GET events");
+    assert_eq!(
+        stream.headers()["content-type"].to_str().expect("header"),
+        "text/event-stream"
+    );
+    let events = sse_events(&stream.text().await.expect("event stream"));
+    let changes: Vec<&Value> = events
+        .iter()
+        .filter(|(e, _)| e == "change")
+        .map(|(_, d)| d)
+        .collect();
+    assert_eq!(
+        changes,
+        vec![
+            &json!({"op": "+I", "values": ["3", "9"]}),
+            &json!({"op": "+I", "values": ["4", "16"]}),
+            &json!({"op": "+I", "values": ["5", "25"]}),
+        ]
+    );
+    assert_eq!(events[0].0, "columns");
+    assert_eq!(
+        events
+            .last()
+            .map(|(e, d)| (e.as_str(), d["status"].clone())),
+        Some(("end", json!("finished")))
+    );
+    // One client per query.
+    let again = reqwest::get(format!("{base}{events_url}"))
+        .await
+        .expect("GET events again");
+    assert_eq!(again.status().as_u16(), 404);
+
+    // A failing statement names what is wrong; the ones before it took effect.
+    let (status, body) = sql(&base, "SHOW TABLES; SELECT nope FROM nums;").await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"].as_str().expect("error").contains("nope"),
+        "{body}"
+    );
+    assert_eq!(body["results"][0]["rows"], json!([["nums"]]));
+
+    // A continuous job: listed, its graph shown, stopped.
+    let (status, body) = sql(
+        &base,
+        "CREATE TABLE ticks (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '5',
+           'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '1000000');
+         CREATE TABLE out_topic (id BIGINT) WITH ('connector' = 'rocketmq', 'rocketmq.sink.topic' = 'out', 'format' = 'json');
+         SET 'pipeline.name' = 'ticker';
+         INSERT INTO out_topic SELECT id FROM ticks;",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["results"][3]["job"]["id"], "ticker");
+    let jobs = get(&base, "/api/v1/jobs").await;
+    assert_eq!(jobs[0]["id"], "ticker");
+    assert_eq!(jobs[0]["status"], "RUNNING");
+    let detail = get(&base, "/api/v1/jobs/ticker").await;
+    let operators = detail["graph"]["operators"].as_array().expect("operators");
+    assert!(operators.len() >= 2, "{detail}");
+    assert!(!detail["graph"]["edges"]
+        .as_array()
+        .expect("edges")
+        .is_empty());
+    assert_eq!(post(&base, "/api/v1/jobs/ticker/stop").await, 200);
+    wait_for("the job to stop", || async {
+        job_status(&base, "ticker").await == "STOPPED"
+    })
+    .await;
+    assert_eq!(post(&base, "/api/v1/jobs/ticker/stop").await, 409);
+    assert_eq!(post(&base, "/api/v1/jobs/nope/stop").await, 409);
+
+    let metrics = reqwest::get(format!("{base}/metrics"))
+        .await
+        .expect("GET metrics")
+        .text()
+        .await
+        .expect("metrics");
+    assert!(
+        metrics.contains("riffle_jobs{state=\"stopped\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("riffle_result_rows_sent_total 3"),
+        "{metrics}"
+    );
+
+    // The OpenAPI description covers every route.
+    let openapi = get(&base, "/api/v1/openapi.json").await;
+    for path in [
+        "/api/v1/statements",
+        "/api/v1/jobs",
+        "/api/v1/jobs/{id}",
+        "/api/v1/jobs/{id}/stop",
+        "/api/v1/jobs/{id}/resume",
+        "/api/v1/queries/{id}",
+        "/api/v1/queries/{id}/events",
+        "/metrics",
+    ] {
+        assert!(openapi["paths"].get(path).is_some(), "{path} undocumented");
+    }
+    let console = reqwest::get(format!("{base}/"))
+        .await
+        .expect("GET console")
+        .text()
+        .await
+        .expect("console");
+    assert!(console.contains("Riffle console"));
+    service.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_addresses_need_a_token_and_requests_without_it_are_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let refused = start(dir.path(), "0.0.0.0:0", None).await;
+    assert!(
+        refused
+            .as_ref()
+            .err()
+            .is_some_and(|e| e.contains("requires a token")),
+        "bound without a token"
+    );
+    let service = start(dir.path(), "0.0.0.0:0", Some("s3cret"))
+        .await
+        .expect("start with a token");
+    let url = format!("{}/api/v1/jobs", service.base);
+    let client = reqwest::Client::new();
+    let status = |r: reqwest::Response| r.status().as_u16();
+    assert_eq!(status(client.get(&url).send().await.expect("GET")), 401);
+    assert_eq!(
+        status(
+            client
+                .get(&url)
+                .bearer_auth("wrong")
+                .send()
+                .await
+                .expect("GET")
+        ),
+        401
+    );
+    let refused_post = client
+        .post(format!("{}/api/v1/statements", service.base))
+        .body(r#"{"sql": "SHOW TABLES;"}"#)
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(status(refused_post), 401);
+    assert_eq!(
+        status(
+            client
+                .get(&url)
+                .bearer_auth("s3cret")
+                .send()
+                .await
+                .expect("GET")
+        ),
+        200
+    );
+    assert_eq!(
+        status(
+            client
+                .get(format!("{url}?token=s3cret"))
+                .send()
+                .await
+                .expect("GET")
+        ),
+        200
+    );
+    service.stop().await;
+}
+
+/// `{"id": n}` messages for `ids` appended to queue 0 of `topic`.
+fn produce(store: &Store, topic: &str, ids: std::ops::RangeInclusive<u64>) {
+    let messages: Vec<Message> = ids
+        .map(|id| Message::new(format!("{{\"id\":{id}}}")))
+        .collect();
+    store
+        .append_batch(topic, 0, &messages)
+        .expect("append input");
+}
+
+/// The ids in every message of `topic`.
+fn ids_in(store: &Store, topic: &str) -> Vec<u64> {
+    let Ok(messages) = store.read(topic, 0, 0, 100_000) else {
+        return Vec::new();
+    };
+    messages
+        .iter()
+        .filter_map(|m| serde_json::from_slice::<Value>(&m.message.body).ok())
+        .filter_map(|v| v["id"].as_u64())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_restart_resumes_running_jobs_from_their_checkpoints() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store: Arc<Store> = riffle_connectors::rocketmq::shared_store(dir.path()).expect("store");
+    let one_queue = TopicConfig {
+        queues: 1,
+        ..TopicConfig::default()
+    };
+    store
+        .create_topic("input", one_queue.clone())
+        .expect("input topic");
+    store
+        .create_topic("output", one_queue)
+        .expect("output topic");
+    produce(&store, "input", 1..=100);
+
+    let service = start(dir.path(), "127.0.0.1:0", None).await.expect("start");
+    let checkpoints = dir.path().join("checkpoints");
+    let (status, body) = sql(
+        &service.base,
+        &format!("SET 'execution.checkpointing.interval' = '200 ms';
+         SET 'state.checkpoints.dir' = '{}';
+         CREATE TABLE input (id BIGINT) WITH ('connector' = 'rocketmq', 'rocketmq.source.topic' = 'input',
+           'rocketmq.source.group' = 'copy', 'rocketmq.source.startup.scan.mode' = 'earliest', 'format' = 'json');
+         CREATE TABLE output (id BIGINT) WITH ('connector' = 'rocketmq', 'rocketmq.sink.topic' = 'output', 'format' = 'json');
+         SET 'pipeline.name' = 'copy';
+         INSERT INTO output SELECT id FROM input;
+         SET 'pipeline.name' = 'idle';
+         INSERT INTO output SELECT id FROM input WHERE id < 0;", checkpoints.display()),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(post(&service.base, "/api/v1/jobs/idle/stop").await, 200);
+    wait_for("the first 100 rows", || async {
+        ids_in(&store, "output").len() >= 100
+    })
+    .await;
+    service.stop().await;
+
+    // More input while the service is down; the restarted job picks up where it left off.
+    produce(&store, "input", 101..=200);
+    let service = start(dir.path(), "127.0.0.1:0", None)
+        .await
+        .expect("restart");
+    let base = service.base.clone();
+    assert_eq!(job_status(&base, "copy").await, "RUNNING");
+    assert_eq!(job_status(&base, "idle").await, "STOPPED");
+    let (_, tables) = sql(&base, "SHOW TABLES;").await;
+    assert_eq!(tables["results"][0]["rows"], json!([["input"], ["output"]]));
+    wait_for("all 200 rows", || async {
+        ids_in(&store, "output").len() >= 200
+    })
+    .await;
+    // Give a wrongly repeated output time to show up.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let mut ids = ids_in(&store, "output");
+    ids.sort_unstable();
+    assert_eq!(ids, (1..=200).collect::<Vec<u64>>());
+
+    // A stopped job resumes on request.
+    assert_eq!(post(&base, "/api/v1/jobs/idle/resume").await, 200);
+    assert_eq!(job_status(&base, "idle").await, "RUNNING");
+    service.stop().await;
+}

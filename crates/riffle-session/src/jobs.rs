@@ -1,0 +1,221 @@
+//! Background jobs: every `INSERT` (or statement set) a session submits runs on the session's
+//! tokio runtime until its bounded inputs end, it fails, or it is stopped.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use riffle_plan::JobGraph;
+use riffle_runtime::{PrintTarget, RunOptions, StopHandle};
+use serde::{Deserialize, Serialize};
+use tokio::runtime::Handle;
+
+/// Where a job is in its life.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", content = "error", rename_all = "snake_case")]
+pub enum JobStatus {
+    /// Running (or draining after a stop request).
+    Running,
+    /// Its bounded inputs ended and every sink finished.
+    Finished,
+    /// Stopped on request.
+    Stopped,
+    /// Failed, with the runtime's message.
+    Failed(String),
+}
+
+impl JobStatus {
+    /// `RUNNING`, `FINISHED`, `STOPPED`, `FAILED` (as Flink's `SHOW JOBS` spells states).
+    pub fn label(&self) -> &'static str {
+        match self {
+            JobStatus::Running => "RUNNING",
+            JobStatus::Finished => "FINISHED",
+            JobStatus::Stopped => "STOPPED",
+            JobStatus::Failed(_) => "FAILED",
+        }
+    }
+}
+
+/// What is known about one job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobInfo {
+    /// The job's id (names its checkpoints).
+    pub id: String,
+    /// The statement that submitted it.
+    pub statement: String,
+    /// The whole script it was planned from (the catalog's prelude and the statement): what
+    /// re-plans it on a resume.
+    pub script: String,
+    /// Current status.
+    pub status: JobStatus,
+    /// Start time, milliseconds since the Unix epoch.
+    pub started_at_ms: u64,
+    /// End time, once it ended.
+    pub ended_at_ms: Option<u64>,
+}
+
+/// Called once with a job's final status (the server persists it).
+pub type OnJobEnd = Box<dyn FnOnce(&JobInfo) + Send>;
+
+struct Job {
+    info: JobInfo,
+    stop: StopHandle,
+    graph: Arc<JobGraph>,
+}
+
+/// The jobs of a session (or of a server), shared between the threads that look at them.
+#[derive(Clone, Default)]
+pub struct JobRegistry {
+    jobs: Arc<Mutex<BTreeMap<String, Job>>>,
+}
+
+impl JobRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Job>> {
+        // A panic while holding the lock cannot leave a job half-updated (every update is one
+        // assignment), so a poisoned lock is still usable.
+        self.jobs
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Starts `graph` (planned from `script`) as job `id` on `runtime`; fails when a job of
+    /// that id is running.
+    pub fn submit(
+        &self,
+        runtime: &Handle,
+        id: String,
+        (statement, script): (String, String),
+        graph: JobGraph,
+        on_end: Option<OnJobEnd>,
+    ) -> Result<JobInfo, String> {
+        let stop = StopHandle::default();
+        let info = JobInfo {
+            id: id.clone(),
+            statement,
+            script,
+            status: JobStatus::Running,
+            started_at_ms: now_ms(),
+            ended_at_ms: None,
+        };
+        let graph = Arc::new(graph);
+        {
+            let mut jobs = self.lock();
+            if jobs
+                .get(&id)
+                .is_some_and(|j| j.info.status == JobStatus::Running)
+            {
+                return Err(format!("job '{id}' is already running"));
+            }
+            jobs.insert(
+                id.clone(),
+                Job {
+                    info: info.clone(),
+                    stop: stop.clone(),
+                    graph: graph.clone(),
+                },
+            );
+        }
+        let registry = self.clone();
+        let options = RunOptions {
+            print_target: PrintTarget::Stdout,
+            stop: stop.clone(),
+            job_id: Some(id.clone()),
+            from_savepoint: None,
+        };
+        runtime.spawn(async move {
+            let result = riffle_runtime::run(&graph, options).await;
+            let status = match result {
+                Err(e) => JobStatus::Failed(e.message),
+                Ok(()) if stop.is_stopped() => JobStatus::Stopped,
+                Ok(()) => JobStatus::Finished,
+            };
+            let ended = registry.finish(&id, status);
+            if let (Some(info), Some(on_end)) = (ended, on_end) {
+                on_end(&info);
+            }
+        });
+        Ok(info)
+    }
+
+    /// Records the end of job `id`.
+    fn finish(&self, id: &str, status: JobStatus) -> Option<JobInfo> {
+        let mut jobs = self.lock();
+        let job = jobs.get_mut(id)?;
+        job.info.status = status;
+        job.info.ended_at_ms = Some(now_ms());
+        Some(job.info.clone())
+    }
+
+    /// Every job, by id.
+    pub fn list(&self) -> Vec<JobInfo> {
+        self.lock().values().map(|j| j.info.clone()).collect()
+    }
+
+    /// Job `id`.
+    pub fn get(&self, id: &str) -> Option<JobInfo> {
+        self.lock().get(id).map(|j| j.info.clone())
+    }
+
+    /// The job graph job `id` runs.
+    pub fn graph(&self, id: &str) -> Option<Arc<JobGraph>> {
+        self.lock().get(id).map(|j| j.graph.clone())
+    }
+
+    /// Asks job `id` to stop (its sources stop reading and the pipeline drains).
+    pub fn stop(&self, id: &str) -> Result<(), String> {
+        let jobs = self.lock();
+        let job = jobs.get(id).ok_or_else(|| format!("no job '{id}'"))?;
+        if job.info.status != JobStatus::Running {
+            return Err(format!(
+                "job '{id}' is not running ({})",
+                job.info.status.label()
+            ));
+        }
+        job.stop.stop();
+        Ok(())
+    }
+
+    /// Asks every running job to stop.
+    pub fn stop_all(&self) {
+        for job in self.lock().values() {
+            job.stop.stop();
+        }
+    }
+}
+
+/// The id of a job: `given`, else `pipeline.name` (characters other than letters, digits, `-`,
+/// `_` and `.` become `-`), else a hash of the script text. A job with checkpointing resumes
+/// from the latest checkpoint of its id.
+pub fn job_id(given: Option<&str>, graph: &JobGraph, script: &str) -> String {
+    if let Some(id) = given {
+        return id.to_string();
+    }
+    match graph.config.get("pipeline.name") {
+        Some(name) if !name.trim().is_empty() => name
+            .trim()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect::<String>()
+            .trim_start_matches('.')
+            .to_string(),
+        _ => riffle_runtime::checkpoint::job_id_for(script),
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
