@@ -46,7 +46,8 @@ impl AppState {
         let log = StateLog::open(store)?;
         let restored = log.restore()?;
         let jobs = JobRegistry::new();
-        let mut session = Session::new(Handle::current(), jobs.clone());
+        let mut session =
+            Session::new(Handle::current(), jobs.clone()).with_store_dir(data_dir.to_path_buf());
         session.set_catalog(restored.catalog);
         let state = Arc::new(AppState {
             session: Mutex::new(session),

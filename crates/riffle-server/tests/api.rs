@@ -73,14 +73,16 @@ async fn get(base: &str, path: &str) -> Value {
     serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
 }
 
-async fn post(base: &str, path: &str) -> u16 {
-    reqwest::Client::new()
+/// POSTs to `path`; fails the test unless the answer has status `expected`.
+async fn post(base: &str, path: &str, expected: u16) {
+    let response = reqwest::Client::new()
         .post(format!("{base}{path}"))
         .send()
         .await
-        .expect("POST")
-        .status()
-        .as_u16()
+        .expect("POST");
+    let status = response.status().as_u16();
+    let body = response.text().await.unwrap_or_default();
+    assert_eq!(status, expected, "POST {path}: {body}");
 }
 
 async fn job_status(base: &str, id: &str) -> String {
@@ -210,13 +212,13 @@ async fn statements_queries_and_jobs() {
         .as_array()
         .expect("edges")
         .is_empty());
-    assert_eq!(post(&base, "/api/v1/jobs/ticker/stop").await, 200);
+    post(&base, "/api/v1/jobs/ticker/stop", 200).await;
     wait_for("the job to stop", || async {
         job_status(&base, "ticker").await == "STOPPED"
     })
     .await;
-    assert_eq!(post(&base, "/api/v1/jobs/ticker/stop").await, 409);
-    assert_eq!(post(&base, "/api/v1/jobs/nope/stop").await, 409);
+    post(&base, "/api/v1/jobs/ticker/stop", 409).await;
+    post(&base, "/api/v1/jobs/nope/stop", 409).await;
 
     let metrics = reqwest::get(format!("{base}/metrics"))
         .await
@@ -372,7 +374,7 @@ async fn a_restart_resumes_running_jobs_from_their_checkpoints() {
     )
     .await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(post(&service.base, "/api/v1/jobs/idle/stop").await, 200);
+    post(&service.base, "/api/v1/jobs/idle/stop", 200).await;
     wait_for("the first 100 rows", || async {
         ids_in(&store, "output").len() >= 100
     })
@@ -400,7 +402,7 @@ async fn a_restart_resumes_running_jobs_from_their_checkpoints() {
     assert_eq!(ids, (1..=200).collect::<Vec<u64>>());
 
     // A stopped job resumes on request.
-    assert_eq!(post(&base, "/api/v1/jobs/idle/resume").await, 200);
+    post(&base, "/api/v1/jobs/idle/resume", 200).await;
     assert_eq!(job_status(&base, "idle").await, "RUNNING");
     service.stop().await;
 }

@@ -1,5 +1,7 @@
 //! Executing one statement in a session.
 
+use std::path::{Path, PathBuf};
+
 use riffle_plan::{JobGraph, OperatorKind, COLLECT_CONNECTOR};
 use riffle_runtime::{PrintTarget, RunOptions, StopHandle};
 use riffle_sql::ast::{DropObject, Statement, StatementKind};
@@ -59,6 +61,8 @@ pub struct Session {
     runtime: Handle,
     catalog: Catalog,
     jobs: JobRegistry,
+    /// The embedded store `rocketmq` tables use unless they name one (`riffle.store.dir`).
+    store_dir: Option<PathBuf>,
 }
 
 impl Session {
@@ -68,7 +72,15 @@ impl Session {
             runtime,
             catalog: Catalog::default(),
             jobs,
+            store_dir: None,
         }
+    }
+
+    /// Makes `rocketmq` tables without a `riffle.store.dir` option use the embedded store in
+    /// `dir` (a server's data directory) instead of `./.riffle`.
+    pub fn with_store_dir(mut self, dir: PathBuf) -> Self {
+        self.store_dir = Some(dir);
+        self
     }
 
     /// The session's catalog.
@@ -349,13 +361,16 @@ impl Session {
         }
         let mut candidate = self.catalog.clone();
         candidate.add(entry).map_err(SessionError::new)?;
-        // Planning a query over the declaration types its columns now, not at its first use.
-        // (`riffle check` runs when the table is used: a sink-only table lacks source options.)
-        let probe = match kind {
-            EntryKind::Function => format!("{}SELECT 1;\n", candidate.prelude()),
-            _ => format!("{}SELECT * FROM `{name}`;\n", candidate.prelude()),
-        };
-        riffle_plan::plan_sql(&probe).map_err(|d| diagnostics_error(&d, &probe))?;
+        // A view is always read, so planning a query over it types its columns now. A table may
+        // be a sink only, so it is validated as a declaration; the options of its role (source
+        // or sink) are checked when a statement uses it.
+        match kind {
+            EntryKind::View => {
+                let probe = format!("{}SELECT * FROM `{name}`;\n", candidate.prelude());
+                riffle_plan::plan_sql(&probe).map_err(|d| diagnostics_error(&d, &probe))?;
+            }
+            EntryKind::Table | EntryKind::Function => validate(&candidate.prelude())?,
+        }
         self.catalog = candidate;
         Ok(Outcome::Done(format!(
             "{} '{name}' created",
@@ -371,7 +386,29 @@ impl Session {
     /// Checks and plans a whole script.
     fn plan(&self, script: &str) -> Result<JobGraph, SessionError> {
         check(script)?;
-        riffle_plan::plan_sql(script).map_err(|d| diagnostics_error(&d, script))
+        let mut graph = riffle_plan::plan_sql(script).map_err(|d| diagnostics_error(&d, script))?;
+        if let Some(dir) = &self.store_dir {
+            place_store(&mut graph, dir);
+        }
+        Ok(graph)
+    }
+}
+
+/// The option naming a `rocketmq` table's embedded store directory.
+const STORE_DIR_OPTION: &str = "riffle.store.dir";
+
+/// Points the `rocketmq` tables of `graph` that name no store at the store in `dir`.
+fn place_store(graph: &mut JobGraph, dir: &Path) {
+    for op in &mut graph.operators {
+        if let OperatorKind::Source { connector } | OperatorKind::Sink { connector } = &mut op.kind
+        {
+            if connector.connector == riffle_connectors::rocketmq::options::CONNECTOR {
+                connector
+                    .options
+                    .entry(STORE_DIR_OPTION.to_string())
+                    .or_insert_with(|| dir.display().to_string());
+            }
+        }
     }
 }
 
@@ -393,6 +430,22 @@ fn parse_one(statement: &str) -> Result<Statement, SessionError> {
         (Some(_), Some(_)) => Err(SessionError::new(
             "one statement at a time (end each with ';')",
         )),
+    }
+}
+
+/// Fails with the catalog analysis's errors about the declarations of `script`.
+fn validate(script: &str) -> Result<(), SessionError> {
+    let parsed = riffle_sql::parse_script(script);
+    let errors: Vec<Diagnostic> = parsed
+        .diagnostics
+        .into_iter()
+        .chain(riffle_catalog::analyze(&parsed.script).diagnostics)
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(diagnostics_error(&errors, script))
     }
 }
 

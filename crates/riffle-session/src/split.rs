@@ -32,8 +32,9 @@ impl StatementSplitter {
                 continue;
             }
             set_block = false;
-            if !is_blank(statement) {
-                statements.push(statement.to_string());
+            let code = without_leading_comments(statement);
+            if !code.is_empty() {
+                statements.push(code.to_string());
             }
             start = end + 1;
         }
@@ -49,8 +50,8 @@ impl StatementSplitter {
     /// Takes what is pending (a script's last statement without `;`).
     pub fn finish(&mut self) -> Option<String> {
         let rest = std::mem::take(&mut self.buffer);
-        let rest = rest.trim();
-        (!is_blank(rest)).then(|| rest.to_string())
+        let code = without_leading_comments(rest.trim());
+        (!code.is_empty()).then(|| code.to_string())
     }
 }
 
@@ -122,21 +123,24 @@ fn ends_statement_set(statement: &str) -> bool {
     leading_words(last, 2) == ["END"]
 }
 
-/// Only whitespace and comments.
-fn is_blank(text: &str) -> bool {
+/// `text` without its leading whitespace and comments: the statement's code starts it, so
+/// a client recognises its keywords (`QUIT`, `SET`, `STOP JOB`).
+fn without_leading_comments(text: &str) -> &str {
     let mut rest = text.trim_start();
     loop {
-        if rest.is_empty() {
-            return true;
-        }
         if let Some(after) = rest.strip_prefix("--") {
             rest = after.split_once('\n').map_or("", |(_, r)| r).trim_start();
         } else if let Some(after) = rest.strip_prefix("/*") {
             rest = after.split_once("*/").map_or("", |(_, r)| r).trim_start();
         } else {
-            return false;
+            return rest;
         }
     }
+}
+
+/// True when `text` holds nothing but whitespace and comments.
+fn is_blank(text: &str) -> bool {
+    without_leading_comments(text).is_empty()
 }
 
 #[cfg(test)]
