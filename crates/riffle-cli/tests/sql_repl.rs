@@ -31,13 +31,25 @@ fn prompt(p: &mut PtySession) {
     p.exp_string("riffle> ").expect("prompt");
 }
 
-/// Sends a statement (possibly several lines) and waits for `expect`.
-fn statement(p: &mut PtySession, sql: &str, expect: &str) {
-    for line in sql.lines() {
+/// Types a statement line by line, as a user does: each next line only once the continuation
+/// prompt shows (the line editor discards what is typed before it reads), then waits for
+/// `expect`.
+fn start_statement(p: &mut PtySession, sql: &str, expect: &str) {
+    let mut lines = sql.lines().peekable();
+    while let Some(line) = lines.next() {
         p.send_line(line).expect("send");
+        if lines.peek().is_some() {
+            p.exp_string("     > ").expect("continuation prompt");
+        }
     }
     p.exp_string(expect)
         .unwrap_or_else(|e| panic!("after `{sql}`: expected `{expect}`: {e}"));
+}
+
+/// Runs a statement that returns to the prompt, checking its output shows `expect`.
+fn statement(p: &mut PtySession, sql: &str, expect: &str) {
+    start_statement(p, sql, expect);
+    prompt(p);
 }
 
 #[test]
@@ -59,7 +71,7 @@ fn select_over_a_topic_shows_rows_as_they_are_produced() {
     );
     statement(
         &mut p,
-        "CREATE TABLE ticks (id BIGINT) WITH ('connector' = 'rocketmq', 'rocketmq.source.topic' = 'ticks', 'rocketmq.sink.topic' = 'ticks', 'format' = 'json', 'rocketmq.source.startup.scan.mode' = 'earliest');",
+        "CREATE TABLE ticks (id BIGINT) WITH ('connector' = 'rocketmq', 'rocketmq.source.topic' = 'ticks', 'rocketmq.source.group' = 'watchers', 'rocketmq.sink.topic' = 'ticks', 'format' = 'json', 'rocketmq.source.startup.scan.mode' = 'earliest');",
         "table 'ticks' created",
     );
     statement(&mut p, "SHOW TABLES;", "2 rows in set");
@@ -72,7 +84,7 @@ fn select_over_a_topic_shows_rows_as_they_are_produced() {
     statement(&mut p, "SHOW JOBS;", "RUNNING");
 
     // Rows appear one after another while the job produces them, four a second.
-    statement(
+    start_statement(
         &mut p,
         "SELECT id, id * 10 AS tenfold FROM ticks;",
         "tenfold",
@@ -98,7 +110,7 @@ fn select_over_a_topic_shows_rows_as_they_are_produced() {
         "SET 'sql-client.execution.result-mode' = 'table';",
         "Result mode: table",
     );
-    statement(
+    start_statement(
         &mut p,
         "SELECT id % 2 AS parity, COUNT(*) AS n\n  FROM ticks GROUP BY id % 2;",
         "parity",

@@ -64,13 +64,6 @@ pub fn run(options: ReplOptions) -> Result<(), ReplError> {
         .build()
         .map_err(|e| environment(format!("cannot start the tokio runtime: {e}")))?;
     let interrupted = Arc::new(AtomicBool::new(false));
-    let flag = interrupted.clone();
-    // Once this listener exists, Ctrl-C no longer kills the process: it cancels the live query.
-    runtime.spawn(async move {
-        while tokio::signal::ctrl_c().await.is_ok() {
-            flag.store(true, Ordering::SeqCst);
-        }
-    });
     let session = Session::new(runtime.handle().clone(), JobRegistry::new());
     let mut client = Client {
         runtime,
@@ -91,8 +84,21 @@ pub fn run(options: ReplOptions) -> Result<(), ReplError> {
     result
 }
 
+/// From now on Ctrl-C (SIGINT) sets `flag` instead of killing the process: it cancels the live
+/// query. The handler sets the flag itself, so it works even while the runtime's threads are
+/// all busy running a query.
+fn on_ctrl_c(flag: Arc<AtomicBool>) -> Result<(), ReplError> {
+    // SAFETY: the action only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        signal_hook_registry::register(libc::SIGINT, move || flag.store(true, Ordering::SeqCst))
+    }
+    .map(|_| ())
+    .map_err(|e| environment(format!("cannot handle Ctrl-C: {e}")))
+}
+
 impl Client {
     fn run_script(&mut self, path: &std::path::Path) -> Result<(), ReplError> {
+        on_ctrl_c(self.interrupted.clone())?;
         let text = std::fs::read_to_string(path)
             .map_err(|e| environment(format!("cannot read {}: {e}", path.display())))?;
         let mut splitter = StatementSplitter::new();
@@ -133,6 +139,9 @@ impl Client {
     fn run_interactive(&mut self, history: Option<&std::path::Path>) -> Result<(), ReplError> {
         let mut editor = rustyline::DefaultEditor::new()
             .map_err(|e| environment(format!("cannot start the line editor: {e}")))?;
+        // After the editor: it takes SIGINT over when it starts; this handler runs first and
+        // then passes the signal on to the editor's.
+        on_ctrl_c(self.interrupted.clone())?;
         if let Some(path) = history {
             // A missing history file is the normal first run.
             let _ = editor.load_history(path);
