@@ -124,6 +124,19 @@ impl Analyzer {
                 self.subquery(subquery, cx);
                 Typed::of(DataType::not_null(TypeKind::Boolean))
             }
+            // `x op SOME|ANY|ALL (subquery)`: UNKNOWN when a compared value is NULL.
+            Expr::AnyOp { left, right, .. } | Expr::AllOp { left, right, .. } => {
+                self.type_expr(left, cx);
+                match right.as_ref() {
+                    Expr::Subquery(q) => {
+                        self.subquery(q, cx);
+                    }
+                    other => {
+                        self.type_expr(other, cx);
+                    }
+                }
+                Typed::of(nullable(TypeKind::Boolean))
+            }
             Expr::Subquery(q) => {
                 let schema = self.subquery(q, cx);
                 // A scalar subquery yields its single column, NULL when it returns no row.
