@@ -95,6 +95,9 @@ impl Collector<'_> {
             StatementKind::CreateCatalog(_) => self.push("stmt.create-catalog", span),
             StatementKind::CreateDatabase(_) => self.push("stmt.create-database", span),
             StatementKind::Drop(_) => self.push("stmt.drop", span),
+            StatementKind::Alter(u) if u.keywords.starts_with("ALTER TABLE") => {
+                self.push("stmt.alter-table", span)
+            }
             StatementKind::Alter(_) => self.push("stmt.alter", span),
             StatementKind::Set(option) => {
                 self.push("stmt.set", span);
@@ -118,6 +121,9 @@ impl Collector<'_> {
             StatementKind::Explain(explain) => {
                 self.push("stmt.explain", span);
                 self.statement(&explain.statement, catalog);
+            }
+            StatementKind::Client(u) if u.keywords.starts_with("SHOW") => {
+                self.push("stmt.show", span)
             }
             StatementKind::Client(_) => self.push("stmt.client", span),
         }
