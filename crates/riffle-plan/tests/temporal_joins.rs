@@ -121,3 +121,12 @@ SELECT o.oid FROM op o JOIN rates FOR SYSTEM_TIME AS OF o.pt AS r ON o.currency 
         );
     }
 }
+
+#[test]
+fn an_upper_case_alias_names_the_period_column_as_written() {
+    let graph = plan(
+        "SELECT O.oid, R.rate FROM orders AS O
+JOIN rates FOR SYSTEM_TIME AS OF O.ots AS R ON O.currency = R.currency;",
+    );
+    temporal_join(&graph);
+}

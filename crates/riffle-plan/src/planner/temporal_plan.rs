@@ -158,7 +158,11 @@ impl GraphBuilder<'_> {
         }
         let column = match snapshot.period.as_slice() {
             [name] => Column::from_name(name.clone()),
-            [relation, name] => Column::new(Some(relation.clone()), name.clone()),
+            // As written: a String would be parsed as an identifier and lower-cased.
+            [relation, name] => Column::new(
+                Some(datafusion::common::TableReference::bare(relation.clone())),
+                name.clone(),
+            ),
             _ => {
                 return Err(unsupported(
                     "FOR SYSTEM_TIME AS OF a column of a qualified relation",
