@@ -87,7 +87,8 @@ pub fn plan_analyzed(
             .and_then(|info| info.table.as_ref())
             .map(|table| ast::Statement {
                 kind: StatementKind::CreateTable(Box::new(table.to_create_table())),
-                ..statement.clone()
+                span: statement.span,
+                hints: statement.hints.clone(),
             });
         if let Err(d) = planner.statement(derived.as_ref().unwrap_or(statement)) {
             return Err(vec![*d]);

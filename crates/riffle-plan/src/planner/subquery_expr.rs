@@ -499,6 +499,20 @@ mod tests {
         Arc::new(plan)
     }
 
+    /// `t.x <op> <quantifier> (SELECT y FROM s)`.
+    fn x_compared_with_s(op: Operator, quantifier: SetQuantifier) -> Expr {
+        Expr::SetComparison(SetComparison::new(
+            Box::new(col("t.x")),
+            Subquery {
+                subquery: s(),
+                outer_ref_columns: vec![],
+                spans: Default::default(),
+            },
+            op,
+            quantifier,
+        ))
+    }
+
     fn rewritten(plan: LogicalPlan) -> String {
         rewrite(plan).expect("rewrite").display_indent().to_string()
     }
@@ -514,16 +528,7 @@ mod tests {
 
     #[test]
     fn embedded_filter_subqueries_are_replaced_and_where_conjuncts_kept() {
-        let all = Expr::SetComparison(SetComparison::new(
-            Box::new(col("t.x")),
-            Subquery {
-                subquery: s(),
-                outer_ref_columns: vec![],
-                spans: Default::default(),
-            },
-            Operator::Gt,
-            SetQuantifier::All,
-        ));
+        let all = x_compared_with_s(Operator::Gt, SetQuantifier::All);
         let plan = LogicalPlanBuilder::from(table("t", &["x", "y"]))
             .filter(
                 all.or(col("t.y").eq(lit(1)))
@@ -536,16 +541,7 @@ mod tests {
 
     #[test]
     fn exists_and_not_equal_some_in_a_projection() {
-        let some = Expr::SetComparison(SetComparison::new(
-            Box::new(col("t.x")),
-            Subquery {
-                subquery: s(),
-                outer_ref_columns: vec![],
-                spans: Default::default(),
-            },
-            Operator::NotEq,
-            SetQuantifier::Any,
-        ));
+        let some = x_compared_with_s(Operator::NotEq, SetQuantifier::Any);
         let plan = LogicalPlanBuilder::from(table("t", &["x", "y"]))
             .project([
                 not_exists(s()).alias("e"),
