@@ -19,6 +19,8 @@ pub struct CsvOptions {
     pub ignore_parse_errors: bool,
     /// `csv.null-literal`: text read as NULL.
     pub null_literal: Option<String>,
+    /// `csv.array-element-delimiter` (default `;`): separates an ARRAY field's elements.
+    pub array_element_delimiter: String,
 }
 
 impl CsvOptions {
@@ -34,7 +36,10 @@ impl CsvOptions {
         let allow_comments = options.bool("csv.allow-comments", false)?;
         let ignore_parse_errors = options.bool("csv.ignore-parse-errors", false)?;
         let null_literal = options.get("csv.null-literal").map(str::to_string);
-        options.accept("csv.array-element-delimiter");
+        let array_element_delimiter = options
+            .get("csv.array-element-delimiter")
+            .unwrap_or(";")
+            .to_string();
         options.accept("csv.write-bigdecimal-in-scientific-notation");
         Ok(Self {
             field_delimiter,
@@ -43,6 +48,7 @@ impl CsvOptions {
             allow_comments,
             ignore_parse_errors,
             null_literal,
+            array_element_delimiter,
         })
     }
 }
@@ -155,6 +161,7 @@ mod tests {
             allow_comments: false,
             ignore_parse_errors: false,
             null_literal: None,
+            array_element_delimiter: ";".to_string(),
         }
     }
 

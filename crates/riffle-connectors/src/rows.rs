@@ -79,7 +79,7 @@ impl RowDecoder {
             .iter()
             .map(|f| {
                 let row_in_csv = matches!(format, TextFormat::Csv(_))
-                    && matches!(f.data_type(), DataType::Struct(_));
+                    && matches!(f.data_type(), DataType::Struct(_) | DataType::Map(..));
                 let builder = if row_in_csv {
                     Err(f.data_type().to_string())
                 } else {
@@ -182,7 +182,9 @@ impl RowDecoder {
             builder.append_null();
             return Ok(());
         }
-        if let Err(e) = builder.append_text(text, CSV_TIMESTAMP_STYLE) {
+        if let Err(e) =
+            builder.append_csv_text(text, &options.array_element_delimiter, CSV_TIMESTAMP_STYLE)
+        {
             if !options.ignore_parse_errors {
                 return Err(ConnectorError::new(format!(
                     "Failed to deserialize CSV row '{record}' of table '{}' at {}: field '{}': {e}",
@@ -191,7 +193,6 @@ impl RowDecoder {
                     self.schema.field(column).name()
                 )));
             }
-            builder.append_null();
             self.null_fields += 1;
         }
         Ok(())

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use arrow::array::{
     make_array, Array, ArrayRef, BooleanBufferBuilder, BooleanBuilder, Date32Builder,
     Decimal128Builder, Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder,
-    Int8Builder, StringBuilder, StructArray, Time32MillisecondBuilder, TimestampMicrosecondBuilder,
-    TimestampMillisecondBuilder, TimestampNanosecondBuilder,
+    Int8Builder, ListArray, MapArray, StringBuilder, StructArray, Time32MillisecondBuilder,
+    TimestampMicrosecondBuilder, TimestampMillisecondBuilder, TimestampNanosecondBuilder,
 };
-use arrow::buffer::NullBuffer;
-use arrow::datatypes::{DataType, Fields, TimeUnit};
+use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow::datatypes::{DataType, FieldRef, Fields, TimeUnit};
 
 use crate::format::days_from_civil;
 use crate::json_scan::{scan_object, slots_for, INLINE_SLOTS};
@@ -55,6 +55,57 @@ pub enum ColumnBuilder {
     TimestampNs(TimestampNanosecondBuilder, Option<Arc<str>>),
     /// ROW (JSON objects only): the fields, their builders and which rows are non-NULL
     Row(Fields, Vec<ColumnBuilder>, BooleanBufferBuilder),
+    /// ARRAY (JSON arrays; CSV fields split at `csv.array-element-delimiter`)
+    List(Nested),
+    /// MAP (JSON objects only): `children` are the key and the value builders
+    Map(Nested),
+}
+
+/// The parts of a column whose rows hold a variable number of child values (ARRAY, MAP).
+pub struct Nested {
+    /// The child field (an ARRAY's element; a MAP's `entries` struct).
+    field: FieldRef,
+    /// One builder per child column (an ARRAY's elements; a MAP's keys and values).
+    children: Vec<ColumnBuilder>,
+    /// Where each row's child values end (starts with 0).
+    offsets: Vec<i32>,
+    /// Which rows are non-NULL.
+    valid: BooleanBufferBuilder,
+}
+
+impl Nested {
+    fn new(field: &FieldRef, child_types: &[&DataType]) -> Result<Self, String> {
+        Ok(Nested {
+            field: field.clone(),
+            children: child_types
+                .iter()
+                .map(|t| ColumnBuilder::new(t))
+                .collect::<Result<_, _>>()?,
+            offsets: vec![0],
+            valid: BooleanBufferBuilder::new(0),
+        })
+    }
+
+    /// Ends a row that holds `added` child values.
+    fn end_row(&mut self, added: usize, valid: bool) -> Result<(), String> {
+        let last = self.offsets.last().copied().unwrap_or(0);
+        let end = i32::try_from(added)
+            .ok()
+            .and_then(|n| last.checked_add(n))
+            .ok_or("too many collection elements in one batch")?;
+        self.offsets.push(end);
+        self.valid.append(valid);
+        Ok(())
+    }
+
+    /// The offsets and validity of the rows so far; the builder starts over.
+    fn finish_rows(&mut self) -> (OffsetBuffer<i32>, NullBuffer) {
+        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+        (
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            NullBuffer::new(self.valid.finish()),
+        )
+    }
 }
 
 impl ColumnBuilder {
@@ -91,13 +142,25 @@ impl ColumnBuilder {
                     .collect::<Result<_, _>>()?,
                 BooleanBufferBuilder::new(0),
             ),
+            DataType::List(element) => {
+                ColumnBuilder::List(Nested::new(element, &[element.data_type()])?)
+            }
+            DataType::Map(entries, _) => match entries.data_type() {
+                DataType::Struct(kv) if kv.len() == 2 => ColumnBuilder::Map(Nested::new(
+                    entries,
+                    &[kv[0].data_type(), kv[1].data_type()],
+                )?),
+                _ => return Err(data_type.to_string()),
+            },
             other => return Err(other.to_string()),
         })
     }
 
     /// Appends a JSON value: NULL for `null`, a ROW's fields by name from an object (missing
-    /// fields are NULL), other values as their text. Always appends one value: on error NULL,
-    /// and the error is returned (a ROW with a bad field becomes NULL).
+    /// fields are NULL), an ARRAY's elements from an array, a MAP's entries from an object,
+    /// other values as their text. Always appends one value, and on error returns it: as in
+    /// Flink, only the innermost value that does not convert becomes NULL (a ROW field, an
+    /// array element), the ROW or ARRAY around it stays.
     pub fn append_json(
         &mut self,
         value: &serde_json::Value,
@@ -117,7 +180,37 @@ impl ColumnBuilder {
                         first_error.get_or_insert(format!("field '{}': {e}", field.name()));
                     }
                 }
-                valid.append(first_error.is_none());
+                valid.append(true);
+                return first_error.map_or(Ok(()), Err);
+            }
+            (ColumnBuilder::List(list), Value::Array(items)) => {
+                let mut first_error = None;
+                for item in items {
+                    if let Err(e) = list.children[0].append_json(item, style) {
+                        first_error.get_or_insert(format!("array element: {e}"));
+                    }
+                }
+                list.end_row(items.len(), true)?;
+                return first_error.map_or(Ok(()), Err);
+            }
+            (ColumnBuilder::Map(map), Value::Object(object)) => {
+                let mut first_error = None;
+                let mut entries = 0;
+                let mut key_failed = false;
+                for (key, value) in object {
+                    // A key that does not convert drops its entry and makes the map NULL: a
+                    // map key cannot be NULL.
+                    if let Err(e) = map.children[0].append_text(key, style) {
+                        first_error.get_or_insert(format!("map key '{key}': {e}"));
+                        key_failed = true;
+                        continue;
+                    }
+                    if let Err(e) = map.children[1].append_json(value, style) {
+                        first_error.get_or_insert(format!("map value of '{key}': {e}"));
+                    }
+                    entries += 1;
+                }
+                map.end_row(entries, !key_failed)?;
                 return first_error.map_or(Ok(()), Err);
             }
             (_, Value::String(text)) => self.append_text(text, style),
@@ -160,7 +253,7 @@ impl ColumnBuilder {
                         first_error.get_or_insert(format!("field '{}': {e}", field.name()));
                     }
                 }
-                valid.append(first_error.is_none());
+                valid.append(true);
                 return first_error.map_or(Ok(()), Err);
             }
             (_, Some(b'"')) if !raw.contains('\\') => {
@@ -234,7 +327,43 @@ impl ColumnBuilder {
                 valid.append(false);
                 children.iter_mut().for_each(ColumnBuilder::append_null);
             }
+            ColumnBuilder::List(nested) | ColumnBuilder::Map(nested) => {
+                let last = nested.offsets.last().copied().unwrap_or(0);
+                nested.offsets.push(last);
+                nested.valid.append(false);
+            }
         }
+    }
+
+    /// Appends a CSV field: an ARRAY's elements are the field split at `element_delimiter`
+    /// (`csv.array-element-delimiter`), other types as [`ColumnBuilder::append_text`]. Always
+    /// appends one value, and on error returns it: the value (or array element) that does not
+    /// convert is NULL.
+    pub fn append_csv_text(
+        &mut self,
+        text: &str,
+        element_delimiter: &str,
+        style: TimestampStyle,
+    ) -> Result<(), String> {
+        let ColumnBuilder::List(list) = self else {
+            let appended = self.append_text(text, style);
+            if appended.is_err() {
+                self.append_null();
+            }
+            return appended;
+        };
+        let mut first_error = None;
+        let mut added = 0;
+        // An empty field is an empty array.
+        for element in text.split(element_delimiter).filter(|_| !text.is_empty()) {
+            if let Err(e) = list.children[0].append_text(element, style) {
+                list.children[0].append_null();
+                first_error.get_or_insert(format!("array element: {e}"));
+            }
+            added += 1;
+        }
+        list.end_row(added, true)?;
+        first_error.map_or(Ok(()), Err)
     }
 
     /// Parses `text` and appends it; on error nothing is appended.
@@ -267,6 +396,8 @@ impl ColumnBuilder {
                 b.append_value(parse_timestamp(t, style, tz.is_some())?)
             }
             ColumnBuilder::Row(..) => return Err("a ROW value must be a JSON object".to_string()),
+            ColumnBuilder::List(_) => return Err("an ARRAY value must be a JSON array".to_string()),
+            ColumnBuilder::Map(_) => return Err("a MAP value must be a JSON object".to_string()),
         }
         Ok(())
     }
@@ -300,6 +431,29 @@ impl ColumnBuilder {
                     .collect::<Result<Vec<_>, String>>()?;
                 Arc::new(
                     StructArray::try_new(fields.clone(), children, Some(nulls))
+                        .map_err(|e| e.to_string())?,
+                )
+            }
+            ColumnBuilder::List(list) => {
+                let values = list.children[0].finish()?;
+                let (offsets, nulls) = list.finish_rows();
+                Arc::new(
+                    ListArray::try_new(list.field.clone(), offsets, values, Some(nulls))
+                        .map_err(|e| e.to_string())?,
+                )
+            }
+            ColumnBuilder::Map(map) => {
+                let DataType::Struct(kv) = map.field.data_type() else {
+                    return Err(format!("map entries of type {}", map.field.data_type()));
+                };
+                let kv = kv.clone();
+                let keys = map.children[0].finish()?;
+                let values = map.children[1].finish()?;
+                let entries = StructArray::try_new(kv, vec![keys, values], None)
+                    .map_err(|e| e.to_string())?;
+                let (offsets, nulls) = map.finish_rows();
+                Arc::new(
+                    MapArray::try_new(map.field.clone(), offsets, entries, Some(nulls), false)
                         .map_err(|e| e.to_string())?,
                 )
             }

@@ -223,6 +223,24 @@ impl UnparserDialect for RiffleUnparserDialect {
     fn utf8_cast_dtype(&self) -> ast::DataType {
         ast::DataType::Varchar(None)
     }
+
+    /// A field of a call's result (`item(a, 1).f`) is written as `get_field(item(a, 1), 'f')`:
+    /// DataFusion's own text, `item(a, 1).f`, does not parse back.
+    fn scalar_function_to_sql_overrides(
+        &self,
+        unparser: &Unparser,
+        func_name: &str,
+        args: &[Expr],
+    ) -> DfResult<Option<ast::Expr>> {
+        if func_name != "get_field" || matches!(args.first(), Some(Expr::Column(_))) {
+            return Ok(None);
+        }
+        let args = args
+            .iter()
+            .map(|a| unparser.expr_to_sql(a))
+            .collect::<DfResult<Vec<_>>>()?;
+        Ok(Some(crate::legacy::call("get_field", args)))
+    }
 }
 
 /// True when `name` can be written unquoted and still parse back to itself.

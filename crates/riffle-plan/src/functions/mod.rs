@@ -71,7 +71,6 @@ pub const VERIFIED_FUNCTIONS: &[&str] = &[
     "character_length",
     "cos",
     "degrees",
-    "get_field",
     "lower",
     "make_array",
     "lpad",

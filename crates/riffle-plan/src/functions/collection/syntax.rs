@@ -1,7 +1,7 @@
 //! Flink's collection syntax rewritten into calls of Riffle's collection functions:
 //! `MAP[k1, v1, ...]` → `map_constructor(k1, v1, ...)`, and `a[i]` / `m[k]` → `item(a, i)` /
 //! `item(m, k)` (Flink's 1-based, NULL-when-out-of-range element access; DataFusion's counts
-//! from the end for negative indexes). `ROW(a1, a2) = ROW(b1, b2)` compares field by field, as
+//! from the end for negative indexes), and a field of an element (`a[1].f`) by name. `ROW(a1, a2) = ROW(b1, b2)` compares field by field, as
 //! Calcite expands it (`a1 = b1 AND a2 = b2`, so a NULL field makes it NULL); `<>` likewise with
 //! `OR`.
 
@@ -53,6 +53,11 @@ fn rewrite(e: &mut Expr) {
                 }
                 current = call("item", vec![current, index]);
             }
+            // A field of an element (`a[1].f`): DataFusion names fields after a call only
+            // by a string literal; Flink's field names are case-sensitive, as is the literal.
+            AccessExpr::Dot(Expr::Identifier(field)) => rest.push(AccessExpr::Dot(Expr::value(
+                Value::SingleQuotedString(field.value),
+            ))),
             other => rest.push(other),
         }
     }
