@@ -674,7 +674,7 @@ mod tests {
 mod json_row_tests {
     use super::*;
     use arrow::array::AsArray;
-    use arrow::datatypes::{Field, Int32Type};
+    use arrow::datatypes::{Field, Int32Type, Int64Type};
 
     fn row_builder() -> ColumnBuilder {
         let fields = Fields::from(vec![
@@ -700,13 +700,76 @@ mod json_row_tests {
         let rows = array.as_struct();
         assert_eq!(rows.len(), 5);
         let valid: Vec<bool> = (0..5).map(|i| rows.is_valid(i)).collect();
-        assert_eq!(valid, [true, false, true, false, false]);
+        // A bad field is NULL in a row that stays; a value that is no object is a NULL row.
+        assert_eq!(valid, [true, false, true, true, false]);
         let a = rows.column(0).as_primitive::<Int32Type>();
         assert_eq!(a.value(0), 1);
         assert!(a.is_null(1) && a.is_null(3) && a.is_null(4));
         let s = rows.column(1).as_string::<i32>();
-        // The bad row's good field is hidden by the NULL row.
-        assert!(s.is_null(2) && s.is_null(3));
+        assert!(s.is_null(2) && s.is_null(4));
+        assert_eq!(s.value(3), "y");
+    }
+
+    fn list_of(element: DataType) -> DataType {
+        DataType::List(Arc::new(Field::new("item", element, true)))
+    }
+
+    #[test]
+    fn json_arrays_fill_lists_with_bad_elements_as_null() {
+        let mut b = ColumnBuilder::new(&list_of(DataType::Int64)).unwrap();
+        let style = TimestampStyle::Sql;
+        b.append_json_text("[1,null,3]", style).unwrap();
+        b.append_json_text("null", style).unwrap();
+        b.append_json_text("[]", style).unwrap();
+        let err = b.append_json_text(r#"[4,"x"]"#, style).unwrap_err();
+        assert!(err.contains("array element"), "{err}");
+        assert!(b.append_json_text(r#""text""#, style).is_err());
+        let array = b.finish().unwrap();
+        let lists = array.as_list::<i32>();
+        let valid: Vec<bool> = (0..5).map(|i| lists.is_valid(i)).collect();
+        assert_eq!(valid, [true, false, true, true, false]);
+        assert_eq!(lists.value_offsets(), &[0, 3, 3, 3, 5, 5]);
+        let values = lists.values().as_primitive::<Int64Type>();
+        let values: Vec<Option<i64>> = values.iter().collect();
+        assert_eq!(values, [Some(1), None, Some(3), Some(4), None]);
+    }
+
+    #[test]
+    fn json_objects_fill_maps_and_a_bad_key_nulls_the_map() {
+        let entries = Fields::from(vec![
+            Field::new("key", DataType::Int32, false),
+            Field::new("value", DataType::Utf8, true),
+        ]);
+        let map_type = DataType::Map(
+            Arc::new(Field::new("entries", DataType::Struct(entries), false)),
+            false,
+        );
+        let mut b = ColumnBuilder::new(&map_type).unwrap();
+        let style = TimestampStyle::Sql;
+        b.append_json_text(r#"{"1":"a","2":null}"#, style).unwrap();
+        assert!(b.append_json_text(r#"{"x":"b","3":"c"}"#, style).is_err());
+        b.append_json_text("null", style).unwrap();
+        let array = b.finish().unwrap();
+        let maps = array.as_map();
+        let valid: Vec<bool> = (0..3).map(|i| maps.is_valid(i)).collect();
+        assert_eq!(valid, [true, false, false]);
+        let keys: Vec<Option<i32>> = maps.keys().as_primitive::<Int32Type>().iter().collect();
+        assert_eq!(keys, [Some(1), Some(2), Some(3)]);
+    }
+
+    #[test]
+    fn csv_fields_split_into_arrays_and_empty_fields_are_empty_arrays() {
+        let mut b = ColumnBuilder::new(&list_of(DataType::Int32)).unwrap();
+        let style = TimestampStyle::Sql;
+        b.append_csv_text("1|2|3", "|", style).unwrap();
+        b.append_csv_text("", "|", style).unwrap();
+        assert!(b.append_csv_text("4||x", "|", style).is_err());
+        let array = b.finish().unwrap();
+        let lists = array.as_list::<i32>();
+        assert_eq!(lists.value_offsets(), &[0, 3, 3, 6]);
+        assert!((0..3).all(|i| lists.is_valid(i)));
+        let values: Vec<Option<i32>> = lists.values().as_primitive::<Int32Type>().iter().collect();
+        assert_eq!(values, [Some(1), Some(2), Some(3), Some(4), None, None]);
     }
 }
 
