@@ -30,6 +30,11 @@ pub struct RunArgs {
     /// job's newest checkpoint (needs checkpointing on).
     #[arg(long = "from-savepoint", value_name = "DIR")]
     from_savepoint: Option<PathBuf>,
+    /// Run the job split into per-queue units over shuffle topics, sharing the units with
+    /// every `riffle run` of the same job and group (start it several times; see
+    /// docs/scale-out.md).
+    #[arg(long = "group", value_name = "NAME", conflicts_with = "from_savepoint")]
+    group: Option<String>,
 }
 
 /// Runs `riffle run` and returns its exit code.
@@ -77,6 +82,15 @@ pub fn run(args: RunArgs) -> ExitCode {
             "error: --from-savepoint needs checkpointing: set 'execution.checkpointing.interval'"
         );
         return ExitCode::from(2);
+    }
+    if let Some(group) = &args.group {
+        return match riffle_cluster::runner::run_blocking(&graph, &job_id, Some(group)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: job failed: {e}");
+                ExitCode::from(1)
+            }
+        };
     }
     let options = riffle_runtime::RunOptions {
         print_target: riffle_runtime::PrintTarget::Stdout,

@@ -174,6 +174,15 @@ pub trait SourceReader: Send {
     fn checkpoint_complete(&mut self, _checkpoint: u64) -> Result<()> {
         Ok(())
     }
+
+    /// The source's own watermark after the last batch, when it advanced since the previous
+    /// call. Sources whose input carries event-time progress (shuffle topics between the
+    /// stages of a scaled-out job) report it here; the runtime sends it downstream right after
+    /// the batch. Other sources keep the default: their watermarks come from the plan's
+    /// watermark assigners.
+    fn take_watermark(&mut self) -> Option<i64> {
+        None
+    }
 }
 
 /// A writer of one sink subtask.
@@ -205,6 +214,13 @@ pub trait SinkWriter: Send {
     fn prepare_commit(&mut self, _checkpoint: u64) -> Result<Vec<u8>> {
         Ok(Vec::new())
     }
+
+    /// The sink's input watermark advanced to `watermark` (milliseconds; `i64::MAX` at the end
+    /// of bounded input). Sinks that carry event-time progress on to another job (shuffle
+    /// topics) record it in order with the rows; others ignore it.
+    fn write_watermark(&mut self, _watermark: i64) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Publishes the transactions of one exactly-once sink subtask.
@@ -226,6 +242,36 @@ pub struct SubtaskInfo {
 /// Rows per batch sources aim for.
 pub const BATCH_SIZE: usize = 8192;
 
+/// Opens a source subtask of a connector registered with [`register_connector`].
+pub type SourceFactory =
+    fn(&ConnectorSpec, SchemaRef, SubtaskInfo) -> Result<Box<dyn SourceReader>>;
+
+/// Opens a sink subtask of a connector registered with [`register_connector`].
+pub type SinkFactory = fn(&ConnectorSpec, &[Field], SubtaskInfo) -> Result<Box<dyn SinkWriter>>;
+
+/// Connectors added by other crates (name, source, sink): the runtime opens them like the
+/// built-in ones. Used for connectors that never appear in SQL, such as the shuffle topics
+/// between the stages of a scaled-out job (`riffle-cluster`).
+static REGISTERED: std::sync::RwLock<Vec<(&'static str, SourceFactory, SinkFactory)>> =
+    std::sync::RwLock::new(Vec::new());
+
+/// Registers connector `name` (registering a name again replaces it).
+pub fn register_connector(name: &'static str, source: SourceFactory, sink: SinkFactory) {
+    if let Ok(mut registered) = REGISTERED.write() {
+        registered.retain(|(n, _, _)| *n != name);
+        registered.push((name, source, sink));
+    }
+}
+
+/// The registered connector `name`'s factories.
+fn registered(name: &str) -> Option<(SourceFactory, SinkFactory)> {
+    let registered = REGISTERED.read().ok()?;
+    registered
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, source, sink)| (*source, *sink))
+}
+
 /// Opens a source subtask for a table's physical columns (`schema`).
 pub fn open_source(
     spec: &ConnectorSpec,
@@ -238,10 +284,13 @@ pub fn open_source(
         "datagen" => datagen::open_source(spec, schema, subtask),
         "nexmark" => nexmark::open_source(spec, schema, subtask),
         rocketmq::options::CONNECTOR => rocketmq::source::open_source(spec, schema, subtask),
-        other => Err(ConnectorError::new(format!(
-            "unsupported feature: connector '{other}' as a source (table '{}')",
-            spec.table
-        ))),
+        other => match registered(other) {
+            Some((source, _)) => source(spec, schema, subtask),
+            None => Err(ConnectorError::new(format!(
+                "unsupported feature: connector '{other}' as a source (table '{}')",
+                spec.table
+            ))),
+        },
     }
 }
 
@@ -260,10 +309,13 @@ pub fn open_sink(
         "blackhole" => blackhole::open_sink(spec),
         "filesystem" => filesystem::open_sink(spec, fields, subtask),
         rocketmq::options::CONNECTOR => rocketmq::sink::open_sink(spec, fields, subtask),
-        other => Err(ConnectorError::new(format!(
-            "unsupported feature: connector '{other}' as a sink (table '{}')",
-            spec.table
-        ))),
+        other => match registered(other) {
+            Some((_, sink)) => sink(spec, fields, subtask),
+            None => Err(ConnectorError::new(format!(
+                "unsupported feature: connector '{other}' as a sink (table '{}')",
+                spec.table
+            ))),
+        },
     }
 }
 

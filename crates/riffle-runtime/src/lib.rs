@@ -69,7 +69,22 @@ pub struct RunOptions {
 pub async fn run(graph: &JobGraph, options: RunOptions) -> Result<(), RuntimeError> {
     let session = FlinkSession::for_config(&graph.config).with_user_functions(&graph.functions);
     let checkpoint = checkpoint::CheckpointConfig::from_graph(graph, options.job_id.as_deref())?;
-    let job = task::build(graph, &session, &options, checkpoint)?;
+    let job = task::build(graph, &session, &options, checkpoint, None)?;
+    job.run().await
+}
+
+/// Runs `graph`, whose operators each have one subtask, as subtask `unit` of a wider job:
+/// connectors are opened as subtask `unit.index` of `unit.parallelism` (a source reads that
+/// subtask's share of its splits). The units of a scaled-out job (`riffle-cluster`) each run
+/// one queue's share of a stage this way, as a job of their own with their own checkpoints.
+pub async fn run_as_subtask(
+    graph: &JobGraph,
+    options: RunOptions,
+    unit: riffle_connectors::SubtaskInfo,
+) -> Result<(), RuntimeError> {
+    let session = FlinkSession::for_config(&graph.config).with_user_functions(&graph.functions);
+    let checkpoint = checkpoint::CheckpointConfig::from_graph(graph, options.job_id.as_deref())?;
+    let job = task::build(graph, &session, &options, checkpoint, Some(unit))?;
     job.run().await
 }
 

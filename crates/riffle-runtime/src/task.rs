@@ -176,12 +176,14 @@ fn check_compatible(
 }
 
 /// Opens every connector, compiles every expression and wires the channels; with a
-/// checkpoint configuration, restores the job's latest completed checkpoint.
+/// checkpoint configuration, restores the job's latest completed checkpoint. With `unit`,
+/// single-subtask operators open their connectors as that subtask of a wider job.
 pub fn build(
     graph: &JobGraph,
     session: &FlinkSession,
     options: &RunOptions,
     checkpoint: Option<CheckpointConfig>,
+    unit: Option<SubtaskInfo>,
 ) -> Result<Job, RuntimeError> {
     let stop = &options.stop;
     let ops = &graph.operators;
@@ -221,9 +223,12 @@ pub fn build(
         let mut op_receivers = std::mem::take(&mut receivers[op.id]).into_iter();
         for index in 0..op.parallelism {
             let receiver = op_receivers.next().flatten();
-            let subtask = SubtaskInfo {
-                index,
-                parallelism: op.parallelism,
+            let subtask = match unit {
+                Some(unit) if op.parallelism == 1 => unit,
+                _ => SubtaskInfo {
+                    index,
+                    parallelism: op.parallelism,
+                },
             };
             let task_id = TaskId {
                 operator: op.id,
@@ -257,9 +262,12 @@ pub fn build(
                     }
                     Work::Source(reader)
                 }
-                OperatorKind::Values { rows } => {
-                    Work::Source(operators::values(rows, schema.clone(), session, index)?)
-                }
+                OperatorKind::Values { rows } => Work::Source(operators::values(
+                    rows,
+                    schema.clone(),
+                    session,
+                    subtask.index,
+                )?),
                 kind => {
                     let inputs: Vec<&riffle_plan::Operator> = graph
                         .inputs_of(op.id)
@@ -446,6 +454,8 @@ impl Job {
 /// What a source's reading thread hands to its task.
 enum SourceItem {
     Batch(ChangeBatch),
+    /// The source's own watermark advanced (see [`SourceReader::take_watermark`]).
+    Watermark(i64),
     /// Barrier `n` with the reader's position.
     Barrier(u64, Vec<u8>),
     /// The input is exhausted (checkpointed sources then wait for the final checkpoint).
@@ -505,7 +515,16 @@ fn read_source(
             }
         }
         let next = match reader.next_changes() {
-            Ok(Some(batch)) => Ok(SourceItem::Batch(batch)),
+            Ok(Some(batch)) => {
+                let watermark = reader.take_watermark();
+                if !send(Ok(SourceItem::Batch(batch))) {
+                    return;
+                }
+                match watermark {
+                    Some(w) => Ok(SourceItem::Watermark(w)),
+                    None => continue,
+                }
+            }
             Ok(None) if commands.is_some() => {
                 exhausted = true;
                 Ok(SourceItem::Exhausted)
@@ -536,6 +555,7 @@ async fn run_source(
     while let Some(item) = rx.recv().await {
         match item? {
             SourceItem::Batch(batch) => output.send(batch).await?,
+            SourceItem::Watermark(w) => output.broadcast(Message::Watermark(w)).await?,
             SourceItem::Barrier(n, position) => {
                 if let Some(c) = &control {
                     c.ack(n, position);

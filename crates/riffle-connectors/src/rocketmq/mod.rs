@@ -14,6 +14,7 @@ pub mod metadata;
 pub mod options;
 pub mod sink;
 pub mod source;
+pub mod transaction;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -31,12 +31,12 @@ use riffle_plan::{ConnectorSpec, Field};
 use riffle_store::{queue_for_key, CleanupPolicy, Message, StoreError, TopicConfig, Topics};
 
 use super::options::{normalize, BodyFormat, RocketMqOptions, Role};
+use super::transaction::{prepare_transaction, TopicCommitter};
 use super::{open_topics, store_error};
 use crate::changelog::ChangelogEncoder;
 use crate::options::Options;
 use crate::raw::RawEncoder;
 use crate::rows::{is_writable_text_type, RowEncoder};
-use crate::snapshot::{StateReader, StateWriter};
 use crate::{ChangeBatch, Committer, ConnectorError, Result, RowKind, SinkWriter, SubtaskInfo};
 
 /// Opens sink subtask `subtask` of a rocketmq table writing rows of `fields`.
@@ -440,141 +440,23 @@ impl SinkWriter for RocketMqSink {
         // Checkpoints publish the staged messages from now on.
         self.publish_at_end = false;
         self.staged = Some((transactional_id.to_string(), BTreeMap::new()));
-        Ok(Some(Arc::new(TopicCommitter {
-            store: self.store.clone(),
-            table: self.table.clone(),
-            topic: self.topic.clone(),
-        })))
+        Ok(Some(Arc::new(TopicCommitter::new(
+            self.store.clone(),
+            &self.table,
+            &self.topic,
+        ))))
     }
 
     fn prepare_commit(&mut self, checkpoint: u64) -> Result<Vec<u8>> {
         let Some((id, staged)) = &mut self.staged else {
             return Ok(Vec::new());
         };
-        let mut w = StateWriter::new();
-        w.str(&format!("{id}/{checkpoint}"));
-        w.length(staged.len());
-        for (queue, messages) in std::mem::take(staged) {
-            // The commit appends after this offset: it looks for its marker only from here.
-            let scan_from = self
-                .store
-                .queue_info(&self.topic, queue)
-                .map_err(|e| store_error(&self.table, e))?
-                .max_offset;
-            w.u64(u64::from(queue));
-            w.u64(scan_from);
-            w.length(messages.len());
-            for m in &messages {
-                write_message(&mut w, m);
-            }
-        }
-        Ok(w.finish())
+        prepare_transaction(
+            self.store.as_ref(),
+            &self.table,
+            &self.topic,
+            &format!("{id}/{checkpoint}"),
+            std::mem::take(staged),
+        )
     }
-}
-
-/// The message property naming the transaction a message was committed in: a commit that finds
-/// its marker in a queue knows that queue's part is already published.
-pub const TRANSACTION_PROPERTY: &str = "RIFFLE_TXN";
-
-/// Publishes staged messages of one sink subtask (see [`SinkWriter::prepare_commit`]).
-struct TopicCommitter {
-    store: Arc<dyn Topics>,
-    table: String,
-    topic: String,
-}
-
-impl TopicCommitter {
-    /// Whether a message of transaction `txn` is in `queue` at or after `from`.
-    fn published(&self, queue: u32, from: u64, txn: &str) -> Result<bool> {
-        let mut next = from;
-        loop {
-            let read = self
-                .store
-                .read(&self.topic, queue, next, 1024)
-                .map_err(|e| store_error(&self.table, e))?;
-            let Some(last) = read.last() else {
-                return Ok(false);
-            };
-            next = last.offset + 1;
-            if read.iter().any(|m| {
-                m.message
-                    .properties
-                    .get(TRANSACTION_PROPERTY)
-                    .map(String::as_str)
-                    == Some(txn)
-            }) {
-                return Ok(true);
-            }
-        }
-    }
-}
-
-impl Committer for TopicCommitter {
-    fn commit(&self, _checkpoint: u64, transaction: &[u8]) -> Result<()> {
-        if transaction.is_empty() {
-            return Ok(());
-        }
-        let what = format!("the transaction of rocketmq table '{}'", self.table);
-        let mut r = StateReader::new(transaction, &what);
-        let txn = r.str()?;
-        for _ in 0..r.length()? {
-            let queue = u32::try_from(r.u64()?).map_err(|_| {
-                ConnectorError::new(format!("corrupted {what}: queue out of range"))
-            })?;
-            let scan_from = r.u64()?;
-            let count = r.length()?;
-            let mut messages = Vec::with_capacity(count);
-            for _ in 0..count {
-                let mut m = read_message(&mut r)?;
-                m.properties
-                    .insert(TRANSACTION_PROPERTY.to_string(), txn.clone());
-                messages.push(m);
-            }
-            // One batch per queue is one write: it is published whole or not at all.
-            if messages.is_empty() || self.published(queue, scan_from, &txn)? {
-                continue;
-            }
-            self.store
-                .append_batch(&self.topic, queue, &messages)
-                .map_err(|e| store_error(&self.table, e))?;
-        }
-        r.finish()?;
-        self.store.flush().map_err(|e| store_error(&self.table, e))
-    }
-}
-
-fn write_message(w: &mut StateWriter, m: &Message) {
-    w.length(m.keys.len());
-    for k in &m.keys {
-        w.str(k);
-    }
-    w.bool(m.tag.is_some());
-    if let Some(tag) = &m.tag {
-        w.str(tag);
-    }
-    w.length(m.properties.len());
-    for (k, v) in &m.properties {
-        w.str(k);
-        w.str(v);
-    }
-    w.bytes(&m.body);
-    w.i64(m.born_timestamp);
-}
-
-fn read_message(r: &mut StateReader<'_>) -> Result<Message> {
-    let mut m = Message::default();
-    for _ in 0..r.length()? {
-        m.keys.push(r.str()?);
-    }
-    if r.bool()? {
-        m.tag = Some(r.str()?);
-    }
-    for _ in 0..r.length()? {
-        let k = r.str()?;
-        let v = r.str()?;
-        m.properties.insert(k, v);
-    }
-    m.body = r.bytes()?.to_vec();
-    m.born_timestamp = r.i64()?;
-    Ok(m)
 }

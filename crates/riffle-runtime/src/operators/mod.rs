@@ -722,8 +722,8 @@ impl StreamOperator for SinkOperator {
         Ok(self.writer.write(&batch)?)
     }
 
-    fn watermark(&mut self, _watermark: i64, _out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
-        Ok(())
+    fn watermark(&mut self, watermark: i64, _out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        Ok(self.writer.write_watermark(watermark)?)
     }
 
     fn end(&mut self, _out: &mut Vec<Emit>) -> Result<(), RuntimeError> {

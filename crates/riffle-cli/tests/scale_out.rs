@@ -1,0 +1,182 @@
+//! `riffle run --group`: a stateful job (a regular join feeding group aggregations into
+//! upsert topics) split into per-queue units over shuffle topics gives the same final sink
+//! contents as a plain `riffle run` of the same input.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const ORDERS: usize = 20_000;
+const CUSTOMERS: usize = 300;
+
+fn riffle(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_riffle"));
+    command.args(args).current_dir(dir).stdin(Stdio::null());
+    command
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let started = std::time::Instant::now();
+    let out: Output = riffle(dir, args).output().expect("run riffle");
+    assert!(
+        out.status.success(),
+        "riffle {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("riffle {args:?}: {} ms", started.elapsed().as_millis());
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A fresh working directory, removed when dropped.
+struct WorkDir(PathBuf);
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The job: orders joined with their customer, totals per region and per customer, into
+/// upsert topics `<prefix>_regions` and `<prefix>_customers`.
+fn job(prefix: &str) -> String {
+    format!(
+        "SET 'execution.checkpointing.interval' = '300 ms';
+SET 'parallelism.default' = '2';
+CREATE TABLE orders (order_id BIGINT, customer STRING, amount BIGINT) WITH (
+  'connector' = 'rocketmq', 'rocketmq.source.topic' = 'orders',
+  'rocketmq.source.startup.scan.mode' = 'earliest', 'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json');
+CREATE TABLE customers (customer STRING, region STRING) WITH (
+  'connector' = 'rocketmq', 'rocketmq.source.topic' = 'customers',
+  'rocketmq.source.startup.scan.mode' = 'earliest', 'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json');
+CREATE TABLE regions (region STRING, orders BIGINT, total BIGINT,
+  PRIMARY KEY (region) NOT ENFORCED)
+WITH ('connector' = 'rocketmq', 'rocketmq.sink.topic' = '{prefix}_regions', 'format' = 'json');
+CREATE TABLE per_customer (customer STRING, region STRING, total BIGINT, biggest BIGINT,
+  PRIMARY KEY (customer) NOT ENFORCED)
+WITH ('connector' = 'rocketmq', 'rocketmq.sink.topic' = '{prefix}_customers', 'format' = 'json');
+CREATE TEMPORARY VIEW enriched AS
+SELECT o.order_id, o.customer, o.amount, c.region
+FROM orders AS o JOIN customers AS c ON o.customer = c.customer;
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO regions SELECT region, COUNT(*), SUM(amount) FROM enriched GROUP BY region;
+INSERT INTO per_customer SELECT customer, region, SUM(amount), MAX(amount)
+  FROM enriched GROUP BY customer, region;
+END;
+"
+    )
+}
+
+/// A fresh directory with the input topics (orders in 4 queues, customers in 2).
+fn prepare(name: &str) -> WorkDir {
+    let dir = std::env::temp_dir().join(format!("riffle-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let work = WorkDir(dir.clone());
+    let orders: String = (0..ORDERS)
+        .map(|i| {
+            format!(
+                "{{\"order_id\":{i},\"customer\":\"c{}\",\"amount\":{}}}\n",
+                (i * 7) % CUSTOMERS,
+                (i * 31) % 1000
+            )
+        })
+        .collect();
+    let customers: String = (0..CUSTOMERS)
+        .map(|i| format!("{{\"customer\":\"c{i}\",\"region\":\"r{}\"}}\n", i % 9))
+        .collect();
+    std::fs::write(dir.join("orders.jsonl"), orders).unwrap();
+    std::fs::write(dir.join("customers.jsonl"), customers).unwrap();
+    ok(&dir, &["topic", "create", "orders", "--queues", "4"]);
+    ok(&dir, &["topic", "create", "customers", "--queues", "2"]);
+    ok(
+        &dir,
+        &[
+            "topic",
+            "produce",
+            "orders",
+            "--key-field",
+            "order_id",
+            "--file",
+            "orders.jsonl",
+        ],
+    );
+    ok(
+        &dir,
+        &[
+            "topic",
+            "produce",
+            "customers",
+            "--key-field",
+            "customer",
+            "--file",
+            "customers.jsonl",
+        ],
+    );
+    work
+}
+
+/// The latest body per key of an upsert topic.
+fn upserted(dir: &Path, topic: &str) -> BTreeMap<String, String> {
+    let out = ok(
+        dir,
+        &[
+            "topic", "consume", topic, "--from", "earliest", "--format", "json",
+        ],
+    );
+    let mut latest = BTreeMap::new();
+    let mut lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    // Within a queue the offsets order a key's messages.
+    lines.sort_by_key(|v| (v["queue"].as_u64(), v["offset"].as_u64()));
+    for v in lines {
+        latest.insert(
+            v["keys"].to_string(),
+            v["body"].as_str().unwrap_or_default().to_string(),
+        );
+    }
+    latest
+}
+
+/// The plain run's final contents of both sinks.
+fn reference(dir: &Path) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    std::fs::write(dir.join("reference.sql"), job("reference")).unwrap();
+    ok(dir, &["run", "reference.sql", "--job-id", "reference"]);
+    let regions = upserted(dir, "reference_regions");
+    let customers = upserted(dir, "reference_customers");
+    assert_eq!(regions.len(), 9);
+    assert_eq!(customers.len(), CUSTOMERS);
+    (regions, customers)
+}
+
+#[test]
+fn one_process_group_equals_the_plain_run() {
+    let work = prepare("scale-out-one");
+    let dir = work.0.as_path();
+    let (regions, customers) = reference(dir);
+    std::fs::write(dir.join("units.sql"), job("units")).unwrap();
+    ok(
+        dir,
+        &["run", "units.sql", "--job-id", "units", "--group", "g"],
+    );
+    assert_eq!(upserted(dir, "units_regions"), regions);
+    assert_eq!(upserted(dir, "units_customers"), customers);
+    // Shuffle topics are named after the job and the operators they connect.
+    let topics = ok(dir, &["topic", "list"]);
+    assert!(
+        topics
+            .lines()
+            .filter_map(|line| line.split_whitespace().next())
+            .any(|t| t.starts_with("units-") && t.ends_with("-shuffle")),
+        "{topics}"
+    );
+    // A finished job run again has nothing left to do.
+    ok(
+        dir,
+        &["run", "units.sql", "--job-id", "units", "--group", "g"],
+    );
+    assert_eq!(upserted(dir, "units_regions"), regions);
+}

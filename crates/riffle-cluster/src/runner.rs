@@ -1,0 +1,286 @@
+//! Running a scaled-out job's units: all of them in one process, or this process's share of
+//! them in a group ([`Membership`]).
+//!
+//! Every few hundred milliseconds a member looks at its assignment: it starts the units it
+//! was given and stops the ones it lost (a stopped unit's uncommitted work is discarded; its
+//! next owner resumes it from its last checkpoint). A unit runs only while its process holds
+//! the unit's lock file, from before it restores its checkpoint until after its last commit,
+//! so a new owner cannot start before the old one is done — the old one's late commit is
+//! fenced off — and a killed owner's lock goes with it. A unit whose bounded input is done
+//! leaves a `.finished` mark; the job ends when every unit has one.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use riffle_connectors::SubtaskInfo;
+use riffle_plan::JobGraph;
+use riffle_runtime::{PrintTarget, RunOptions, StopHandle};
+use riffle_store::Topics;
+use tokio::task::JoinHandle;
+
+use crate::membership::Membership;
+use crate::shuffle;
+use crate::stages::{split, StagePlan};
+use crate::units::UnitId;
+use crate::ClusterError;
+
+/// How often a member looks at its assignment and its units.
+const POLL: Duration = Duration::from_millis(100);
+
+/// A job split into units, ready to run.
+pub struct ClusterJob {
+    /// The stages and shuffle topics.
+    pub plan: StagePlan,
+    /// Each stage's job graph.
+    stage_graphs: Vec<Arc<JobGraph>>,
+    /// Where the units' checkpoints (and the job's `.cluster` directory) live.
+    checkpoint_root: PathBuf,
+    print_target: PrintTarget,
+    /// The store of the shuffle topics, open while the job runs.
+    store: Arc<dyn Topics>,
+}
+
+/// A unit running in this process.
+struct Running {
+    stop: StopHandle,
+    task: JoinHandle<Result<(), ClusterError>>,
+}
+
+impl ClusterJob {
+    /// Splits `graph` (job id `job`) into units and creates its shuffle topics.
+    pub fn new(
+        graph: &JobGraph,
+        job: &str,
+        print_target: PrintTarget,
+    ) -> Result<Self, ClusterError> {
+        shuffle::register();
+        let queues_of = |topic: &str, dir: &std::path::Path| {
+            let store = riffle_connectors::rocketmq::shared_store(dir).ok()?;
+            store.topic_config(topic).ok().map(|c| c.queues)
+        };
+        let plan = split(graph, job, &queues_of)?;
+        let store: Arc<dyn Topics> = riffle_connectors::rocketmq::shared_store(&plan.store_dir)?;
+        plan.create_topics(store.as_ref())?;
+        let stage_graphs = (0..plan.stages.len())
+            .map(|s| plan.stage_graph(graph, s).map(Arc::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        let checkpoint_root = match stage_graphs.first() {
+            Some(g) => riffle_runtime::checkpoint::CheckpointConfig::from_graph(g, Some(job))?
+                .map(|c| c.root),
+            None => None,
+        }
+        .unwrap_or_else(|| PathBuf::from(riffle_runtime::checkpoint::DEFAULT_DIR));
+        Ok(Self {
+            plan,
+            stage_graphs,
+            checkpoint_root,
+            print_target,
+            store,
+        })
+    }
+
+    /// The job graph one unit of `stage` runs.
+    pub fn stage_graph(&self, stage: usize) -> Option<&JobGraph> {
+        self.stage_graphs.get(stage).map(Arc::as_ref)
+    }
+
+    /// The store of the shuffle topics.
+    pub fn store(&self) -> &Arc<dyn Topics> {
+        &self.store
+    }
+
+    /// The job's own directory next to its units' checkpoints: unit locks, finished marks,
+    /// groups.
+    pub fn cluster_dir(&self) -> PathBuf {
+        self.checkpoint_root
+            .join(format!("{}.cluster", self.plan.job))
+    }
+
+    /// Where the members of group `group` keep their files.
+    pub fn group_dir(&self, group: &str) -> PathBuf {
+        self.cluster_dir().join(format!("group-{group}"))
+    }
+
+    /// Where the units' checkpoints live.
+    pub fn checkpoint_root(&self) -> &std::path::Path {
+        &self.checkpoint_root
+    }
+
+    fn finished_mark(&self, unit: UnitId) -> PathBuf {
+        self.cluster_dir().join(format!("{unit}.finished"))
+    }
+
+    /// Whether `unit` has finished its bounded input (in any process).
+    pub fn is_finished(&self, unit: UnitId) -> bool {
+        self.finished_mark(unit).exists()
+    }
+
+    /// The lock of `unit`, if no other owner holds it.
+    fn try_lock(&self, unit: UnitId) -> Result<Option<File>, ClusterError> {
+        let dir = self.cluster_dir();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| ClusterError::new(format!("cannot create {}: {e}", dir.display())))?;
+        let path = dir.join(format!("{unit}.lock"));
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| ClusterError::new(format!("cannot open {}: {e}", path.display())))?;
+        Ok(file.try_lock().ok().map(|()| file))
+    }
+
+    /// Starts `unit` on the current tokio runtime, holding `lock` until it has ended.
+    fn start(&self, unit: UnitId, lock: File) -> Result<Running, ClusterError> {
+        let graph = self
+            .stage_graphs
+            .get(unit.stage)
+            .cloned()
+            .ok_or_else(|| ClusterError::new(format!("the job has no unit {unit}")))?;
+        let units = self.plan.stages[unit.stage].units;
+        let stop = StopHandle::default();
+        let options = RunOptions {
+            print_target: self.print_target.clone(),
+            stop: stop.clone(),
+            job_id: Some(unit.job_id(&self.plan.job)),
+            from_savepoint: None,
+        };
+        let finished = self.finished_mark(unit);
+        let unit_stop = stop.clone();
+        log(&format!("unit {unit} starts"));
+        let task = tokio::spawn(async move {
+            let _lock = lock;
+            let subtask = SubtaskInfo {
+                index: unit.unit,
+                parallelism: units,
+            };
+            riffle_runtime::run_as_subtask(&graph, options, subtask)
+                .await
+                .map_err(|e| ClusterError::new(format!("unit {unit}: {e}")))?;
+            if !unit_stop.is_stopped() {
+                File::create(&finished).map_err(|e| {
+                    ClusterError::new(format!("cannot create {}: {e}", finished.display()))
+                })?;
+                log(&format!("unit {unit} finished"));
+            } else {
+                log(&format!("unit {unit} stopped"));
+            }
+            Ok(())
+        });
+        Ok(Running { stop, task })
+    }
+
+    /// Runs this member's share of the units until every unit of the job has finished (or
+    /// `stop` is requested), following the assignment as the group changes.
+    pub async fn run(
+        &self,
+        membership: &dyn Membership,
+        stop: &StopHandle,
+    ) -> Result<(), ClusterError> {
+        let units = self.plan.units();
+        let mut running: BTreeMap<UnitId, Running> = BTreeMap::new();
+        let mut last_mine: Option<Vec<UnitId>> = None;
+        loop {
+            let ended: Vec<UnitId> = running
+                .iter()
+                .filter(|(_, r)| r.task.is_finished())
+                .map(|(u, _)| *u)
+                .collect();
+            for unit in ended {
+                let Some(r) = running.remove(&unit) else {
+                    continue;
+                };
+                let outcome = r
+                    .task
+                    .await
+                    .map_err(|e| ClusterError::new(format!("unit {unit} failed: {e}")))
+                    .and_then(|r| r);
+                if let Err(e) = outcome {
+                    stop_all(&mut running).await;
+                    return Err(e);
+                }
+            }
+            if stop.is_stopped() {
+                stop_all(&mut running).await;
+                return Ok(());
+            }
+            if units.iter().all(|u| self.is_finished(*u)) {
+                return Ok(());
+            }
+            let assignment = membership.assignment(&units)?;
+            if last_mine.as_ref() != Some(&assignment.mine) {
+                let names: Vec<String> = assignment.mine.iter().map(UnitId::to_string).collect();
+                log(&format!(
+                    "member {} of {}: units [{}]",
+                    membership.name(),
+                    assignment.members.len(),
+                    names.join(", ")
+                ));
+                last_mine = Some(assignment.mine.clone());
+            }
+            for (unit, r) in &running {
+                if !assignment.mine.contains(unit) {
+                    r.stop.stop();
+                }
+            }
+            for unit in &assignment.mine {
+                if running.contains_key(unit) || self.is_finished(*unit) {
+                    continue;
+                }
+                // The previous owner may still be finishing: try again at the next look.
+                if let Some(lock) = self.try_lock(*unit)? {
+                    running.insert(*unit, self.start(*unit, lock)?);
+                }
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+}
+
+async fn stop_all(running: &mut BTreeMap<UnitId, Running>) {
+    for r in running.values() {
+        r.stop.stop();
+    }
+    for (_, r) in std::mem::take(running) {
+        let _ = r.task.await;
+    }
+}
+
+/// Progress lines on stderr when `RIFFLE_CLUSTER_LOG` is set.
+fn log(line: &str) {
+    if std::env::var_os("RIFFLE_CLUSTER_LOG").is_some() {
+        eprintln!("riffle: {line}");
+    }
+}
+
+/// Runs `graph` as job `job` split into units: in group `group` (this process's share of the
+/// units, sharing them with every process started with the same group and job), or every
+/// unit in this process when `group` is `None`. Blocks until every unit finished its bounded
+/// input or Ctrl-C.
+pub fn run_blocking(graph: &JobGraph, job: &str, group: Option<&str>) -> Result<(), ClusterError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ClusterError::new(format!("cannot start the tokio runtime: {e}")))?;
+    runtime.block_on(async {
+        let cluster = ClusterJob::new(graph, job, PrintTarget::Stdout)?;
+        let membership: Box<dyn Membership> = match group {
+            Some(name) => Box::new(crate::FileGroup::join(&cluster.group_dir(name))?),
+            None => Box::new(crate::Solo),
+        };
+        let stop = StopHandle::default();
+        let watcher = stop.clone();
+        let signal = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("riffle: stopping (Ctrl-C)");
+                watcher.stop();
+            }
+        });
+        let result = cluster.run(membership.as_ref(), &stop).await;
+        signal.abort();
+        result
+    })
+}

@@ -1,0 +1,261 @@
+//! A job split into units and run in one process gives the same sink contents as the job run
+//! as one graph: a TUMBLE window aggregation (watermarks cross the shuffle topic as markers)
+//! and a regular join followed by a group aggregation into an upsert topic.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use riffle_cluster::{ClusterJob, Solo};
+use riffle_runtime::{PrintTarget, RunOptions, StopHandle};
+use riffle_store::{queue_for_key, Message, TopicConfig};
+
+fn store(dir: &Path) -> Arc<riffle_store::Store> {
+    riffle_connectors::rocketmq::shared_store(dir).expect("open store")
+}
+
+/// Appends JSON rows keyed by `key` to `topic` (created with `queues` queues).
+fn produce(dir: &Path, topic: &str, queues: u32, rows: &[(String, String)]) {
+    let s = store(dir);
+    s.create_topic(
+        topic,
+        TopicConfig {
+            queues,
+            ..TopicConfig::default()
+        },
+    )
+    .expect("create topic");
+    let mut by_queue: BTreeMap<u32, Vec<Message>> = BTreeMap::new();
+    for (key, body) in rows {
+        by_queue
+            .entry(queue_for_key(key, queues))
+            .or_default()
+            .push(Message::new(body.clone()).with_key(key.clone()));
+    }
+    for (q, messages) in by_queue {
+        s.append_batch(topic, q, &messages).expect("append");
+    }
+}
+
+/// Every message of `topic`: (keys, body), sorted.
+fn contents(dir: &Path, topic: &str) -> Vec<(String, String)> {
+    let s = store(dir);
+    let queues = s.topic_config(topic).expect("sink topic").queues;
+    let mut out = Vec::new();
+    for q in 0..queues {
+        for m in s.read(topic, q, 0, 1_000_000).expect("read") {
+            out.push((
+                m.message.keys.join(" "),
+                String::from_utf8_lossy(&m.message.body).into_owned(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The latest body per key of an upsert topic (keys are in one queue each, in order).
+fn upserted(dir: &Path, topic: &str) -> BTreeMap<String, String> {
+    let s = store(dir);
+    let queues = s.topic_config(topic).expect("sink topic").queues;
+    let mut out = BTreeMap::new();
+    for q in 0..queues {
+        for m in s.read(topic, q, 0, 1_000_000).expect("read") {
+            out.insert(
+                m.message.keys.join(" "),
+                String::from_utf8_lossy(&m.message.body).into_owned(),
+            );
+        }
+    }
+    out
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn run_single(sql: &str) {
+    let graph = riffle_plan::plan_sql(sql).unwrap_or_else(|d| panic!("{d:?}"));
+    runtime()
+        .block_on(riffle_runtime::run(
+            &graph,
+            RunOptions {
+                print_target: PrintTarget::Stdout,
+                stop: StopHandle::default(),
+                job_id: None,
+                from_savepoint: None,
+            },
+        ))
+        .expect("single run");
+}
+
+fn run_units(sql: &str, job: &str, checkpoints: &Path) -> ClusterJob {
+    let mut graph = riffle_plan::plan_sql(sql).unwrap_or_else(|d| panic!("{d:?}"));
+    graph
+        .config
+        .insert("execution.checkpointing.interval".into(), "100 ms".into());
+    graph.config.insert(
+        "execution.checkpointing.dir".into(),
+        checkpoints.display().to_string(),
+    );
+    let cluster = ClusterJob::new(&graph, job, PrintTarget::Stdout).expect("split");
+    runtime()
+        .block_on(cluster.run(&Solo, &StopHandle::default()))
+        .expect("units run");
+    cluster
+}
+
+fn orders_sql(dir: &Path, sink: &str) -> String {
+    windows_sql(dir, "orders", sink, 4)
+}
+
+fn windows_sql(dir: &Path, topic: &str, sink: &str, parallelism: usize) -> String {
+    let d = dir.display();
+    format!(
+        "SET 'parallelism.default' = '{parallelism}';
+SET 'riffle.shuffle.queues' = '3';
+CREATE TABLE orders (customer STRING, amount INT, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+WITH ('connector' = 'rocketmq', 'rocketmq.source.topic' = '{topic}', 'riffle.store.dir' = '{d}',
+  'rocketmq.source.startup.scan.mode' = 'earliest', 'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json');
+CREATE TABLE per_minute (customer STRING, window_start TIMESTAMP(3), orders BIGINT, total INT)
+WITH ('connector' = 'rocketmq', 'rocketmq.sink.topic' = '{sink}', 'riffle.store.dir' = '{d}',
+  'rocketmq.sink.key.columns' = 'customer', 'rocketmq.sink.key.write.to.body' = 'true',
+  'format' = 'json');
+INSERT INTO per_minute
+SELECT customer, window_start, COUNT(*) AS orders, SUM(amount) AS total
+FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
+GROUP BY customer, window_start, window_end;
+"
+    )
+}
+
+#[test]
+fn tumble_window_over_units_equals_the_single_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rows: Vec<(String, String)> = (0..3000)
+        .map(|i| {
+            let customer = format!("c{}", i % 13);
+            // Every customer's rows are in time order; times span about 8 minutes.
+            let second = i / 6;
+            let ts = format!("2024-01-01 00:{:02}:{:02}.000", second / 60, second % 60);
+            let body = format!(
+                r#"{{"customer":"{customer}","amount":{},"ts":"{ts}"}}"#,
+                i % 7
+            );
+            (customer, body)
+        })
+        .collect();
+    produce(dir.path(), "orders", 4, &rows);
+    run_single(&orders_sql(dir.path(), "single_out"));
+    let cluster = run_units(
+        &orders_sql(dir.path(), "units_out"),
+        "tumble",
+        &dir.path().join("checkpoints"),
+    );
+    // The source stage's 4 units (one per queue) and the window stage's.
+    let units: Vec<usize> = cluster.plan.stages.iter().map(|s| s.units).collect();
+    assert_eq!(units, vec![4, 3], "{:?}", cluster.plan);
+    assert_eq!(cluster.plan.shuffles.len(), 1);
+    assert_eq!(cluster.plan.shuffles[0].topic, "tumble-3-4-shuffle");
+    let single = contents(dir.path(), "single_out");
+    assert!(single.len() > 50, "{}", single.len());
+    assert_eq!(single, contents(dir.path(), "units_out"));
+}
+
+/// Late rows are dropped by the window stage exactly as in the single run: the producer's
+/// watermark markers reach every queue in order with its rows.
+#[test]
+fn late_rows_are_dropped_as_in_the_single_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rows: Vec<(String, String)> = (0..2000)
+        .map(|i| {
+            let customer = format!("c{}", i % 7);
+            // Every 40th row is two minutes late.
+            let second = i / 4 - if i % 40 == 39 { 120 } else { 0 };
+            let second = second.max(0);
+            let ts = format!("2024-01-01 00:{:02}:{:02}.000", second / 60, second % 60);
+            let body = format!(r#"{{"customer":"{customer}","amount":1,"ts":"{ts}"}}"#);
+            (customer, body)
+        })
+        .collect();
+    produce(dir.path(), "late", 1, &rows);
+    run_single(&windows_sql(dir.path(), "late", "late_single", 1));
+    let cluster = run_units(
+        &windows_sql(dir.path(), "late", "late_units", 1),
+        "late",
+        &dir.path().join("checkpoints"),
+    );
+    let units: Vec<usize> = cluster.plan.stages.iter().map(|s| s.units).collect();
+    assert_eq!(units, vec![1, 3]);
+    let single = contents(dir.path(), "late_single");
+    let counted: i64 = single
+        .iter()
+        .map(|(_, body)| {
+            let v: serde_json::Value = serde_json::from_str(body).expect("json");
+            v["orders"].as_i64().expect("orders")
+        })
+        .sum();
+    assert!(counted < 2000, "no row was late: {counted}");
+    assert_eq!(single, contents(dir.path(), "late_units"));
+}
+
+fn join_sql(dir: &Path, sink: &str) -> String {
+    let d = dir.display();
+    format!(
+        "SET 'parallelism.default' = '3';
+CREATE TABLE orders (order_id BIGINT, customer STRING, amount INT)
+WITH ('connector' = 'rocketmq', 'rocketmq.source.topic' = 'jorders', 'riffle.store.dir' = '{d}',
+  'rocketmq.source.startup.scan.mode' = 'earliest', 'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json');
+CREATE TABLE customers (customer STRING, region STRING)
+WITH ('connector' = 'rocketmq', 'rocketmq.source.topic' = 'jcustomers', 'riffle.store.dir' = '{d}',
+  'rocketmq.source.startup.scan.mode' = 'earliest', 'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json');
+CREATE TABLE per_region (region STRING, orders BIGINT, total BIGINT,
+  PRIMARY KEY (region) NOT ENFORCED)
+WITH ('connector' = 'rocketmq', 'rocketmq.sink.topic' = '{sink}', 'riffle.store.dir' = '{d}',
+  'format' = 'json');
+INSERT INTO per_region
+SELECT c.region, COUNT(*) AS orders, SUM(CAST(o.amount AS BIGINT)) AS total
+FROM orders AS o JOIN customers AS c ON o.customer = c.customer
+GROUP BY c.region;
+"
+    )
+}
+
+#[test]
+fn join_and_aggregation_over_units_equal_the_single_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let orders: Vec<(String, String)> = (0..2000)
+        .map(|i| {
+            let customer = format!("c{}", i % 50);
+            let body = format!(
+                r#"{{"order_id":{i},"customer":"{customer}","amount":{}}}"#,
+                i % 11
+            );
+            (i.to_string(), body)
+        })
+        .collect();
+    let customers: Vec<(String, String)> = (0..50)
+        .map(|i| {
+            let body = format!(r#"{{"customer":"c{i}","region":"r{}"}}"#, i % 6);
+            (format!("c{i}"), body)
+        })
+        .collect();
+    produce(dir.path(), "jorders", 3, &orders);
+    produce(dir.path(), "jcustomers", 2, &customers);
+    run_single(&join_sql(dir.path(), "single_regions"));
+    run_units(
+        &join_sql(dir.path(), "units_regions"),
+        "join",
+        &dir.path().join("checkpoints"),
+    );
+    let single = upserted(dir.path(), "single_regions");
+    assert_eq!(single.len(), 6);
+    assert_eq!(single, upserted(dir.path(), "units_regions"));
+}
