@@ -183,6 +183,13 @@ pub trait SourceReader: Send {
     fn take_watermark(&mut self) -> Option<i64> {
         None
     }
+
+    /// How far behind the end of each queue it reads the reader is, as `(queue name, messages
+    /// not read yet)`; `None` when the source has no queues. The runtime asks about once a
+    /// second, between batches.
+    fn backlog(&mut self) -> Option<Vec<(String, u64)>> {
+        None
+    }
 }
 
 /// A writer of one sink subtask.

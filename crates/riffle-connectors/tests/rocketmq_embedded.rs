@@ -158,6 +158,30 @@ fn latest_reads_only_what_arrives_after_the_start() {
 }
 
 #[test]
+fn the_backlog_counts_the_messages_of_each_queue_not_read_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    produce(d, "t5", &["a", "b", "c"]);
+    let options = [
+        ("format", "raw"),
+        ("rocketmq.source.startup.scan.mode", "earliest"),
+    ];
+    let mut source = open_source(
+        &spec(d, "t5", &options),
+        schema(&[("v", DataType::Utf8)]),
+        ONE,
+    )
+    .unwrap();
+    let backlog = |source: &mut Box<dyn riffle_connectors::SourceReader>| source.backlog();
+    assert_eq!(backlog(&mut source), Some(vec![("t5/0".to_string(), 3)]));
+    let batch = source.next_changes().unwrap().expect("a batch");
+    assert_eq!(batch.num_rows(), 3);
+    assert_eq!(backlog(&mut source), Some(vec![("t5/0".to_string(), 0)]));
+    produce(d, "t5", &["d", "e"]);
+    assert_eq!(backlog(&mut source), Some(vec![("t5/0".to_string(), 2)]));
+}
+
+#[test]
 fn changelog_bodies_read_as_changes_with_metadata() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -15,6 +15,7 @@
 mod accumulator;
 pub mod checkpoint;
 mod exchange;
+pub mod metrics;
 mod operators;
 mod state_codec;
 mod task;
@@ -67,9 +68,19 @@ pub struct RunOptions {
 
 /// Runs `graph` to completion (bounded inputs) or until `options.stop` is requested.
 pub async fn run(graph: &JobGraph, options: RunOptions) -> Result<(), RuntimeError> {
+    run_with_metrics(graph, options, metrics::JobMetrics::new(graph)).await
+}
+
+/// [`run`], with the job's live figures kept in `metrics` (made for `graph` with
+/// [`metrics::JobMetrics::new`]) for others to read while it runs.
+pub async fn run_with_metrics(
+    graph: &JobGraph,
+    options: RunOptions,
+    metrics: Arc<metrics::JobMetrics>,
+) -> Result<(), RuntimeError> {
     let session = FlinkSession::for_config(&graph.config).with_user_functions(&graph.functions);
     let checkpoint = checkpoint::CheckpointConfig::from_graph(graph, options.job_id.as_deref())?;
-    let job = task::build(graph, &session, &options, checkpoint, None)?;
+    let job = task::build(graph, &session, &options, checkpoint, None, &metrics)?;
     job.run().await
 }
 
@@ -84,7 +95,14 @@ pub async fn run_as_subtask(
 ) -> Result<(), RuntimeError> {
     let session = FlinkSession::for_config(&graph.config).with_user_functions(&graph.functions);
     let checkpoint = checkpoint::CheckpointConfig::from_graph(graph, options.job_id.as_deref())?;
-    let job = task::build(graph, &session, &options, checkpoint, Some(unit))?;
+    let job = task::build(
+        graph,
+        &session,
+        &options,
+        checkpoint,
+        Some(unit),
+        &metrics::JobMetrics::new(graph),
+    )?;
     job.run().await
 }
 
@@ -116,6 +134,20 @@ pub fn run_blocking_with<F>(
 where
     F: Future<Output = ()> + Send + 'static,
 {
+    run_blocking_with_metrics(graph, options, extra_stop, metrics::JobMetrics::new(graph))
+}
+
+/// [`run_blocking_with`], with the job's live figures kept in `metrics` (see
+/// [`run_with_metrics`]).
+pub fn run_blocking_with_metrics<F>(
+    graph: &JobGraph,
+    options: RunOptions,
+    extra_stop: F,
+    metrics: Arc<metrics::JobMetrics>,
+) -> Result<(), RuntimeError>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -134,7 +166,7 @@ where
             }
             watcher.stop();
         });
-        let result = run(graph, RunOptions { stop, ..options }).await;
+        let result = run_with_metrics(graph, RunOptions { stop, ..options }, metrics).await;
         signal.abort();
         result
     })

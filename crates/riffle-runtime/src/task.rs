@@ -6,7 +6,8 @@ use std::pin::Pin;
 
 use std::collections::VecDeque;
 use std::sync::mpsc as std_mpsc;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use riffle_connectors::{open_sink, open_source, ChangeBatch, SourceReader, SubtaskInfo};
 use riffle_plan::{FlinkSession, JobGraph, OperatorKind};
@@ -17,6 +18,7 @@ use crate::checkpoint::coordinator::{commit_all, Coordinator, Report, SourceComm
 use crate::checkpoint::storage::{read_checkpoint, CheckpointStore, OperatorMeta, Restored};
 use crate::checkpoint::{fingerprint, CheckpointConfig, TaskId};
 use crate::exchange::{EdgeOutput, Envelope, Message, Output};
+use crate::metrics::{JobMetrics, QueueBacklog, SubtaskMetrics, BACKLOG_INTERVAL};
 use crate::operators::{self, Emit, StreamOperator};
 use crate::{RunOptions, StopHandle, CHANNEL_CAPACITY};
 
@@ -91,6 +93,7 @@ impl Checkpointing {
         config: CheckpointConfig,
         stop: &StopHandle,
         savepoint: Option<&std::path::Path>,
+        metrics: &Arc<JobMetrics>,
     ) -> Result<Self, RuntimeError> {
         let store = CheckpointStore::new(&config.root, &config.job_id);
         let operators: Vec<OperatorMeta> = graph
@@ -128,6 +131,7 @@ impl Checkpointing {
                 reports: rx,
                 next,
                 stop: stop.clone(),
+                metrics: metrics.clone(),
             },
             config,
             restored,
@@ -184,11 +188,12 @@ pub fn build(
     options: &RunOptions,
     checkpoint: Option<CheckpointConfig>,
     unit: Option<SubtaskInfo>,
+    metrics: &Arc<JobMetrics>,
 ) -> Result<Job, RuntimeError> {
     let stop = &options.stop;
     let ops = &graph.operators;
     let mut checkpointing = checkpoint
-        .map(|c| Checkpointing::new(graph, c, stop, options.from_savepoint.as_deref()))
+        .map(|c| Checkpointing::new(graph, c, stop, options.from_savepoint.as_deref(), metrics))
         .transpose()?;
     // One receiver per subtask.
     let mut senders: Vec<Vec<Sender<Envelope>>> = Vec::with_capacity(ops.len());
@@ -334,7 +339,8 @@ pub fn build(
                         }
                         _ => None,
                     };
-                    Box::pin(run_source(reader, output, stop.clone(), control))
+                    let figures = metrics.subtask(task_id);
+                    Box::pin(run_source(reader, output, stop.clone(), control, figures))
                 }
                 Work::Operator(mut operator, rx, inputs) => {
                     if let Some(state) = checkpointing.as_ref().and_then(|c| c.state(task_id)) {
@@ -342,7 +348,8 @@ pub fn build(
                             operator.restore(state)?;
                         }
                     }
-                    Box::pin(run_operator(operator, rx, inputs, output, control))
+                    let figures = metrics.subtask(task_id);
+                    Box::pin(run_operator(operator, rx, inputs, output, control, figures))
                 }
             });
         }
@@ -472,8 +479,10 @@ fn read_source(
     tx: Sender<Result<SourceItem, RuntimeError>>,
     stop: StopHandle,
     commands: Option<std_mpsc::Receiver<SourceCommand>>,
+    figures: Arc<SubtaskMetrics>,
 ) {
     let mut exhausted = false;
+    let mut backlog_due = Instant::now();
     let send = |item: Result<SourceItem, RuntimeError>| {
         let failed = item.is_err();
         tx.blocking_send(item).is_ok() && !failed
@@ -514,6 +523,17 @@ fn read_source(
                 None => {}
             }
         }
+        if Instant::now() >= backlog_due {
+            backlog_due = Instant::now() + BACKLOG_INTERVAL;
+            if let Some(queues) = reader.backlog() {
+                figures.backlog(
+                    queues
+                        .into_iter()
+                        .map(|(queue, lag)| QueueBacklog { queue, lag })
+                        .collect(),
+                );
+            }
+        }
         let next = match reader.next_changes() {
             Ok(Some(batch)) => {
                 let watermark = reader.take_watermark();
@@ -545,17 +565,26 @@ async fn run_source(
     mut output: Output,
     stop: StopHandle,
     mut control: Option<Control>,
+    figures: Arc<SubtaskMetrics>,
 ) -> Result<(), RuntimeError> {
     let (tx, mut rx) = mpsc::channel::<Result<SourceItem, RuntimeError>>(2);
     let reader_stop = stop.clone();
     let commands = control.as_mut().and_then(|c| c.commands.take());
-    let reading =
-        tokio::task::spawn_blocking(move || read_source(reader, tx, reader_stop, commands));
+    let reader_figures = figures.clone();
+    let reading = tokio::task::spawn_blocking(move || {
+        read_source(reader, tx, reader_stop, commands, reader_figures)
+    });
     let mut final_watermark_sent = false;
     while let Some(item) = rx.recv().await {
         match item? {
-            SourceItem::Batch(batch) => output.send(batch).await?,
-            SourceItem::Watermark(w) => output.broadcast(Message::Watermark(w)).await?,
+            SourceItem::Batch(batch) => {
+                figures.records_out(batch.batch.num_rows());
+                output.send(batch).await?
+            }
+            SourceItem::Watermark(w) => {
+                figures.watermark(w);
+                output.broadcast(Message::Watermark(w)).await?
+            }
             SourceItem::Barrier(n, position) => {
                 if let Some(c) = &control {
                     c.ack(n, position);
@@ -563,6 +592,7 @@ async fn run_source(
                 output.broadcast(Message::Barrier(n)).await?;
             }
             SourceItem::Exhausted => {
+                figures.watermark(i64::MAX);
                 output.broadcast(Message::Watermark(i64::MAX)).await?;
                 final_watermark_sent = true;
                 if let Some(c) = &control {
@@ -578,6 +608,7 @@ async fn run_source(
         return output.broadcast(Message::End).await;
     }
     if !final_watermark_sent {
+        figures.watermark(i64::MAX);
         output.broadcast(Message::Watermark(i64::MAX)).await?;
     }
     output.broadcast(Message::End).await
@@ -608,6 +639,7 @@ async fn run_operator(
     channel_inputs: Vec<usize>,
     mut output: Output,
     control: Option<Control>,
+    figures: Arc<SubtaskMetrics>,
 ) -> Result<(), RuntimeError> {
     let channels = channel_inputs.len();
     let mut watermarks = vec![i64::MIN; channels];
@@ -620,7 +652,7 @@ async fn run_operator(
     };
     if channels == 0 {
         operator.end(&mut emits)?;
-        flush(&mut emits, &mut output).await?;
+        flush(&mut emits, &mut output, &figures).await?;
         return output.broadcast(Message::End).await;
     }
     loop {
@@ -641,7 +673,10 @@ async fn run_operator(
             continue;
         }
         match message {
-            Message::Data(batch) => operator.process(input, batch, &mut emits)?,
+            Message::Data(batch) => {
+                figures.records_in(batch.batch.num_rows());
+                operator.process(input, batch, &mut emits)?
+            }
             Message::Watermark(w) => {
                 let before = input_watermark(&watermarks, &channel_inputs, input);
                 watermarks[channel] = watermarks[channel].max(w);
@@ -652,6 +687,7 @@ async fn run_operator(
                 let min = watermarks.iter().copied().min().unwrap_or(i64::MIN);
                 if min > current {
                     current = min;
+                    figures.watermark(min);
                     operator.watermark(min, &mut emits)?;
                 }
             }
@@ -659,7 +695,7 @@ async fn run_operator(
                 alignment.blocked[channel] = true;
                 let aligned = alignment.blocked.iter().zip(&ended).all(|(b, e)| *b || *e);
                 if aligned {
-                    flush(&mut emits, &mut output).await?;
+                    flush(&mut emits, &mut output, &figures).await?;
                     let state = operator.snapshot(n)?;
                     if let Some(c) = &control {
                         c.ack(n, state);
@@ -672,12 +708,12 @@ async fn run_operator(
                 ended[channel] = true;
                 if ended.iter().all(|e| *e) {
                     operator.end(&mut emits)?;
-                    flush(&mut emits, &mut output).await?;
+                    flush(&mut emits, &mut output, &figures).await?;
                     return output.broadcast(Message::End).await;
                 }
             }
         }
-        flush(&mut emits, &mut output).await?;
+        flush(&mut emits, &mut output, &figures).await?;
     }
 }
 
@@ -692,10 +728,17 @@ fn input_watermark(watermarks: &[i64], channel_inputs: &[usize], input: usize) -
         .unwrap_or(i64::MIN)
 }
 
-async fn flush(emits: &mut Vec<Emit>, output: &mut Output) -> Result<(), RuntimeError> {
+async fn flush(
+    emits: &mut Vec<Emit>,
+    output: &mut Output,
+    figures: &SubtaskMetrics,
+) -> Result<(), RuntimeError> {
     for e in emits.drain(..) {
         match e {
-            Emit::Data(batch) => output.send(batch).await?,
+            Emit::Data(batch) => {
+                figures.records_out(batch.batch.num_rows());
+                output.send(batch).await?
+            }
             Emit::Watermark(w) => output.broadcast(Message::Watermark(w)).await?,
         }
     }

@@ -1,9 +1,12 @@
 //! The REST API's routes and handlers (described in `openapi.json`).
 
 use std::convert::Infallible;
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
+use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -28,6 +31,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/v1/jobs/{id}", get(job))
         .route("/api/v1/jobs/{id}/stop", post(stop_job))
         .route("/api/v1/jobs/{id}/resume", post(resume_job))
+        .route("/api/v1/jobs/{id}/savepoints", post(savepoint_job))
         .route("/api/v1/queries/{id}", axum::routing::delete(cancel_query))
         .route("/api/v1/queries/{id}/events", get(query_events))
         .route("/metrics", get(crate::metrics::render))
@@ -246,7 +250,14 @@ async fn job(
             })).collect::<Vec<_>>(),
         })
     });
-    Ok(Json(json!({ "job": view, "graph": graph })))
+    let metrics = state
+        .jobs
+        .graph(&id)
+        .zip(state.jobs.metrics(&id))
+        .map(|(graph, snapshot)| crate::metrics::job_metrics_json(&graph, &snapshot));
+    Ok(Json(
+        json!({ "job": view, "graph": graph, "metrics": metrics }),
+    ))
 }
 
 async fn stop_job(
@@ -259,24 +270,90 @@ async fn stop_job(
     Ok(Json(json!({ "stopping": id })))
 }
 
+/// An optional JSON body: `T`'s defaults when the request has none.
+fn optional_body<T: serde::de::DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(body).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("invalid request body: {e}"),
+        )
+    })
+}
+
+/// `POST /api/v1/jobs/{id}/resume` body (optional).
+#[derive(Deserialize, Default)]
+struct ResumeRequest {
+    /// Start from this savepoint (or checkpoint) directory instead of the latest checkpoint.
+    savepoint: Option<PathBuf>,
+}
+
 /// Starts a stopped (or ended) job again under its id: a checkpointed job resumes from its
-/// latest checkpoint.
+/// latest checkpoint, or from the savepoint the body names.
 async fn resume_job(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
+    body: Bytes,
 ) -> Result<Json<JobView>, ApiError> {
+    let request: ResumeRequest = optional_body(&body)?;
     let record = lock(&state.records)
         .get(&id)
         .cloned()
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("no job '{id}'")))?;
     let worker = state.clone();
     let info = tokio::task::spawn_blocking(move || {
-        worker.start_job(&record.id, &record.statement, &record.script)
+        worker.start_job(
+            &record.id,
+            &record.statement,
+            &record.script,
+            request.savepoint,
+        )
     })
     .await
     .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
     .map_err(|e| ApiError::new(StatusCode::CONFLICT, e.message))?;
     Ok(Json(job_view(&info)))
+}
+
+/// `POST /api/v1/jobs/{id}/savepoints` body (optional).
+#[derive(Deserialize, Default)]
+struct SavepointRequest {
+    /// Where the savepoint goes (default: `savepoints` in the service's data directory).
+    target_directory: Option<PathBuf>,
+}
+
+/// How long a savepoint waits for the running job's next checkpoint.
+const SAVEPOINT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Takes a savepoint of a checkpointed job: once a checkpoint completes after the request
+/// (right away for a job that no longer runs), its newest completed checkpoint is copied to
+/// `<target>/savepoint-<job>-<checkpoint>`.
+async fn savepoint_job(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let request: SavepointRequest = optional_body(&body)?;
+    if state.jobs.get(&id).is_none() {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("no job '{id}' started since the service started"),
+        ));
+    }
+    let target = request
+        .target_directory
+        .unwrap_or_else(|| state.data_dir.join("savepoints"));
+    let worker = state.clone();
+    let job = id.clone();
+    let path = tokio::task::spawn_blocking(move || {
+        worker.jobs.savepoint(&job, &target, SAVEPOINT_TIMEOUT)
+    })
+    .await
+    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+    .map_err(|e| ApiError::new(StatusCode::CONFLICT, e))?;
+    Ok(Json(json!({ "job": id, "savepoint": path })))
 }
 
 async fn cancel_query(

@@ -2,7 +2,7 @@
 //! results wait for a client.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -28,6 +28,9 @@ pub struct AppState {
     pub rows_sent: AtomicU64,
     /// Result streams open now (a metric).
     pub streams_open: AtomicU64,
+    /// The store's directory; savepoints go to its `savepoints` directory unless a request
+    /// names another.
+    pub data_dir: PathBuf,
     log: StateLog,
     next_query: AtomicU64,
 }
@@ -57,6 +60,7 @@ impl AppState {
             token,
             rows_sent: AtomicU64::new(0),
             streams_open: AtomicU64::new(0),
+            data_dir: data_dir.to_path_buf(),
             log,
             next_query: AtomicU64::new(1),
         });
@@ -64,7 +68,7 @@ impl AppState {
             let resume = record.desired == Desired::Running;
             lock(&state.records).insert(record.id.clone(), record.clone());
             if resume {
-                match state.start_job(&record.id, &record.statement, &record.script) {
+                match state.start_job(&record.id, &record.statement, &record.script, None) {
                     Ok(_) => eprintln!("riffle serve: resumed job '{}'", record.id),
                     Err(e) => eprintln!(
                         "riffle serve: cannot resume job '{}': {}",
@@ -98,18 +102,21 @@ impl AppState {
         Ok(outcome)
     }
 
-    /// Starts (or resumes) job `id` from its script and records it as running.
+    /// Starts (or resumes) job `id` from its script — from `savepoint` when given, else from
+    /// its latest checkpoint — and records it as running.
     pub fn start_job(
         self: &Arc<Self>,
         id: &str,
         statement: &str,
         script: &str,
+        savepoint: Option<PathBuf>,
     ) -> Result<JobInfo, SessionError> {
         let info = lock(&self.session).submit_script(
             Some(id),
             statement,
             script,
             Some(self.on_job_end()),
+            savepoint,
         )?;
         self.record(&info, Desired::Running)?;
         Ok(info)

@@ -243,6 +243,7 @@ async fn statements_queries_and_jobs() {
         "/api/v1/jobs/{id}",
         "/api/v1/jobs/{id}/stop",
         "/api/v1/jobs/{id}/resume",
+        "/api/v1/jobs/{id}/savepoints",
         "/api/v1/queries/{id}",
         "/api/v1/queries/{id}/events",
         "/metrics",
@@ -404,5 +405,161 @@ async fn a_restart_resumes_running_jobs_from_their_checkpoints() {
     // A stopped job resumes on request.
     post(&base, "/api/v1/jobs/idle/resume", 200).await;
     assert_eq!(job_status(&base, "idle").await, "RUNNING");
+    service.stop().await;
+}
+
+/// POSTs `body` to `path`; returns the status and the JSON answer.
+async fn post_json(base: &str, path: &str, body: Value) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(format!("{base}{path}"))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("POST");
+    let status = response.status().as_u16();
+    let text = response.text().await.expect("body");
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn jobs_show_per_operator_figures_and_resume_from_a_savepoint() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store: Arc<Store> = riffle_connectors::rocketmq::shared_store(dir.path()).expect("store");
+    let one_queue = TopicConfig {
+        queues: 1,
+        ..TopicConfig::default()
+    };
+    for topic in ["input", "output"] {
+        store.create_topic(topic, one_queue.clone()).expect("topic");
+    }
+    produce(&store, "input", 1..=100);
+    let service = start(dir.path(), "127.0.0.1:0", None).await.expect("start");
+    let base = service.base.clone();
+    let (status, body) = sql(
+        &base,
+        &format!("SET 'execution.checkpointing.interval' = '200 ms';
+         SET 'state.checkpoints.dir' = '{}';
+         CREATE TABLE input (id BIGINT) WITH ('connector' = 'rocketmq', 'rocketmq.source.topic' = 'input',
+           'rocketmq.source.group' = 'copy', 'rocketmq.source.startup.scan.mode' = 'earliest', 'format' = 'json');
+         CREATE TABLE output (id BIGINT) WITH ('connector' = 'rocketmq', 'rocketmq.sink.topic' = 'output', 'format' = 'json');
+         SET 'pipeline.name' = 'copy';
+         INSERT INTO output SELECT id FROM input;
+         RESET 'execution.checkpointing.interval';
+         SET 'pipeline.name' = 'plain';
+         INSERT INTO output SELECT id FROM input WHERE id < 0;",
+            dir.path().join("checkpoints").display()),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    wait_for("the first 100 rows", || async {
+        ids_in(&store, "output").len() >= 100
+    })
+    .await;
+
+    // The job's figures: what its source read, what its sink wrote, the queue's backlog
+    // and its checkpoints.
+    wait_for("the job's figures", || async {
+        let metrics = get(&base, "/api/v1/jobs/copy").await["metrics"].clone();
+        let operators = metrics["operators"].as_array().cloned().unwrap_or_default();
+        let sink = operators.iter().find(|o| o["sink"] == true);
+        operators
+            .first()
+            .is_some_and(|o| o["source"] == true && o["records_out"] == 100)
+            && sink.is_some_and(|s| s["records_in"] == 100)
+            && metrics["sources"][0]["queues"] == json!([{ "queue": "input/0", "lag": 0 }])
+            && metrics["checkpoints"]["completed"].as_u64() >= Some(1)
+    })
+    .await;
+    let detail = get(&base, "/api/v1/jobs/copy").await;
+    let last = &detail["metrics"]["checkpoints"]["last"];
+    assert!(last["size_bytes"].as_u64() > Some(0), "{detail}");
+    assert!(last["duration_ms"].is_u64(), "{detail}");
+    assert_eq!(
+        detail["metrics"]["operators"][0]["subtasks"][0]["records_out"],
+        100
+    );
+    let metrics = reqwest::get(format!("{base}/metrics"))
+        .await
+        .expect("GET metrics")
+        .text()
+        .await
+        .expect("metrics");
+    for line in [
+        "riffle_operator_records_out_total{job=\"copy\",operator=\"0\",subtask=\"0\"} 100",
+        "riffle_source_queue_lag{job=\"copy\",operator=\"0\",subtask=\"0\",queue=\"input/0\"} 0",
+        "riffle_operator_records_in_total{job=\"plain\",operator=\"1\",subtask=\"0\"} 100",
+    ] {
+        assert!(metrics.contains(line), "no {line} in\n{metrics}");
+    }
+    for name in [
+        "riffle_checkpoints_completed_total{job=\"copy\"}",
+        "riffle_checkpoint_last_duration_seconds{job=\"copy\"}",
+        "riffle_checkpoint_last_size_bytes{job=\"copy\"}",
+        "riffle_job_state_bytes{job=\"copy\"}",
+        "riffle_operator_state_bytes{job=\"copy\",operator=\"0\",subtask=\"0\"}",
+    ] {
+        assert!(metrics.contains(name), "no {name} in\n{metrics}");
+    }
+
+    // Savepoints: only of checkpointed jobs the service knows.
+    let (status, body) = post_json(&base, "/api/v1/jobs/plain/savepoints", json!({})).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("does not checkpoint")),
+        "{body}"
+    );
+    let (status, _) = post_json(&base, "/api/v1/jobs/nope/savepoints", json!({})).await;
+    assert_eq!(status, 404);
+    let target = dir.path().join("my-savepoints");
+    let (status, body) = post_json(
+        &base,
+        "/api/v1/jobs/copy/savepoints",
+        json!({ "target_directory": target }),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let savepoint = std::path::PathBuf::from(body["savepoint"].as_str().expect("savepoint path"));
+    assert!(savepoint.starts_with(&target), "{body}");
+    assert!(savepoint.join("_metadata").is_file(), "{body}");
+
+    // After the savepoint the job copies 50 more rows; resumed from the savepoint, it reads
+    // them again (its position in the savepoint is before them).
+    produce(&store, "input", 101..=150);
+    wait_for("150 rows", || async {
+        ids_in(&store, "output").len() >= 150
+    })
+    .await;
+    post(&base, "/api/v1/jobs/copy/stop", 200).await;
+    wait_for("the job to stop", || async {
+        job_status(&base, "copy").await == "STOPPED"
+    })
+    .await;
+    let (status, body) = post_json(
+        &base,
+        "/api/v1/jobs/copy/resume",
+        json!({ "savepoint": dir.path().join("no-such-savepoint") }),
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+    let (status, body) = post_json(
+        &base,
+        "/api/v1/jobs/copy/resume",
+        json!({ "savepoint": savepoint }),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    wait_for("the rows after the savepoint again", || async {
+        ids_in(&store, "output").len() >= 200
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let mut ids = ids_in(&store, "output");
+    ids.sort_unstable();
+    let mut expected: Vec<u64> = (1..=150).chain(101..=150).collect();
+    expected.sort_unstable();
+    assert_eq!(ids, expected);
     service.stop().await;
 }

@@ -15,6 +15,19 @@ use riffle_server::{ServeOptions, Server};
 use tokio::sync::oneshot;
 use webdriver::{find_browser, sql_path, Browser};
 
+/// The value of figure `name` in the job panel's figures (`name<TAB>value` lines).
+fn figure<'a>(figures: &'a str, name: &str) -> &'a str {
+    figures
+        .lines()
+        .find_map(|line| line.strip_prefix(name))
+        .map_or("", str::trim)
+}
+
+/// The leading number of a figure's value (`12 rows/s` → 12).
+fn leading_number(value: &str) -> Option<u64> {
+    value.split_whitespace().next()?.parse().ok()
+}
+
 /// The rows of the console's live result table (the header row excluded).
 async fn result_rows(browser: &Browser) -> usize {
     browser
@@ -100,6 +113,27 @@ async fn the_console_submits_a_job_shows_its_graph_and_live_results_and_stops_it
     let edges = browser.texts("#edges .edge").await;
     assert_eq!(edges.len(), operators.len() - 1, "edges: {edges:?}");
     assert!(edges[0].starts_with("#0 → #"), "edges: {edges:?}");
+
+    // Live figures: rows read and a throughput, completed checkpoints with their size.
+    browser
+        .wait_for("#figures", "live figures", |t| {
+            leading_number(figure(t, "records read")).is_some_and(|n| n > 0)
+                && leading_number(figure(t, "throughput")).is_some_and(|n| n > 0)
+                && figure(t, "throughput").ends_with("rows/s")
+                && leading_number(figure(t, "checkpoints")).is_some_and(|n| n > 0)
+                && figure(t, "checkpoints").contains("(last #")
+        })
+        .await;
+    // The operators' records in and out fill in.
+    browser
+        .wait_for("#graph tr.op", "the sink's records in", |t| {
+            t.contains("Sink(table=[doubled]")
+                && t.split('\t')
+                    .nth(4)
+                    .and_then(|n| n.trim().parse::<u64>().ok())
+                    > Some(0)
+        })
+        .await;
 
     // A query over the job's output topic: its rows arrive in a live result table.
     browser

@@ -2,10 +2,14 @@
 //! tokio runtime until its bounded inputs end, it fails, or it is stopped.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use riffle_plan::JobGraph;
+use riffle_runtime::checkpoint::CheckpointConfig;
+use riffle_runtime::metrics::JobMetrics;
+pub use riffle_runtime::metrics::{MetricsSnapshot, SubtaskFigures};
 use riffle_runtime::{PrintTarget, RunOptions, StopHandle};
 use serde::{Deserialize, Serialize};
 use tokio::runtime::Handle;
@@ -61,6 +65,7 @@ struct Job {
     info: JobInfo,
     stop: StopHandle,
     graph: Arc<JobGraph>,
+    metrics: Arc<JobMetrics>,
 }
 
 /// The jobs of a session (or of a server), shared between the threads that look at them.
@@ -83,8 +88,9 @@ impl JobRegistry {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Starts `graph` (planned from `script`) as job `id` on `runtime`; fails when a job of
-    /// that id is running.
+    /// Starts `graph` (planned from `script`) as job `id` on `runtime`, from `from_savepoint`
+    /// when given (else from the job's latest checkpoint, if any); fails when a job of that id
+    /// is running.
     pub fn submit(
         &self,
         runtime: &Handle,
@@ -92,7 +98,12 @@ impl JobRegistry {
         (statement, script): (String, String),
         graph: JobGraph,
         on_end: Option<OnJobEnd>,
+        from_savepoint: Option<PathBuf>,
     ) -> Result<JobInfo, String> {
+        if let Some(dir) = &from_savepoint {
+            // A bad savepoint is the request's error, not a job that fails later.
+            riffle_runtime::checkpoint::storage::read_checkpoint(dir).map_err(|e| e.message)?;
+        }
         let stop = StopHandle::default();
         let info = JobInfo {
             id: id.clone(),
@@ -102,6 +113,7 @@ impl JobRegistry {
             started_at_ms: now_ms(),
             ended_at_ms: None,
         };
+        let metrics = JobMetrics::new(&graph);
         let graph = Arc::new(graph);
         {
             let mut jobs = self.lock();
@@ -117,6 +129,7 @@ impl JobRegistry {
                     info: info.clone(),
                     stop: stop.clone(),
                     graph: graph.clone(),
+                    metrics: metrics.clone(),
                 },
             );
         }
@@ -125,10 +138,10 @@ impl JobRegistry {
             print_target: PrintTarget::Stdout,
             stop: stop.clone(),
             job_id: Some(id.clone()),
-            from_savepoint: None,
+            from_savepoint,
         };
         runtime.spawn(async move {
-            let result = riffle_runtime::run(&graph, options).await;
+            let result = riffle_runtime::run_with_metrics(&graph, options, metrics).await;
             let status = match result {
                 Err(e) => JobStatus::Failed(e.message),
                 Ok(()) if stop.is_stopped() => JobStatus::Stopped,
@@ -166,6 +179,48 @@ impl JobRegistry {
         self.lock().get(id).map(|j| j.graph.clone())
     }
 
+    /// The live figures of job `id` (of its last run, once it ended).
+    pub fn metrics(&self, id: &str) -> Option<MetricsSnapshot> {
+        self.lock().get(id).map(|j| j.metrics.snapshot())
+    }
+
+    /// Takes a savepoint of job `id` into `target` and returns its directory: waits (up to
+    /// `timeout`) for a checkpoint that completes after this call when the job runs, then
+    /// copies the job's newest completed checkpoint.
+    pub fn savepoint(&self, id: &str, target: &Path, timeout: Duration) -> Result<PathBuf, String> {
+        let (graph, metrics, running) = {
+            let jobs = self.lock();
+            let job = jobs.get(id).ok_or_else(|| format!("no job '{id}'"))?;
+            let running = job.info.status == JobStatus::Running;
+            (job.graph.clone(), job.metrics.clone(), running)
+        };
+        let config = CheckpointConfig::from_graph(&graph, Some(id))
+            .map_err(|e| e.message)?
+            .ok_or_else(|| {
+                format!(
+                    "job '{id}' does not checkpoint, so it cannot take a savepoint: set 'execution.checkpointing.interval' before submitting it"
+                )
+            })?;
+        if running {
+            let before = metrics.snapshot().checkpoints.completed;
+            let start = Instant::now();
+            while metrics.snapshot().checkpoints.completed == before {
+                if start.elapsed() > timeout {
+                    return Err(format!(
+                        "job '{id}' completed no checkpoint within {} s",
+                        timeout.as_secs()
+                    ));
+                }
+                if self.get(id).is_some_and(|j| j.status != JobStatus::Running) {
+                    break;
+                }
+                std::thread::sleep(SAVEPOINT_POLL);
+            }
+        }
+        riffle_runtime::checkpoint::savepoint::create(&config.root, &config.job_id, target)
+            .map_err(|e| e.message)
+    }
+
     /// Asks job `id` to stop (its sources stop reading and the pipeline drains).
     pub fn stop(&self, id: &str) -> Result<(), String> {
         let jobs = self.lock();
@@ -187,6 +242,9 @@ impl JobRegistry {
         }
     }
 }
+
+/// How often a savepoint looks for its checkpoint.
+const SAVEPOINT_POLL: Duration = Duration::from_millis(20);
 
 /// The id of a job: `given`, else `pipeline.name` (characters other than letters, digits, `-`,
 /// `_` and `.` become `-`), else a hash of the script text. A job with checkpointing resumes

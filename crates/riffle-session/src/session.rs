@@ -180,7 +180,7 @@ impl Session {
             }
             StatementKind::Insert(_) | StatementKind::StatementSet(_) => {
                 let script = self.script_with(statement);
-                self.submit_script(None, statement, &script, on_end)
+                self.submit_script(None, statement, &script, on_end, None)
                     .map(Outcome::Job)
             }
             StatementKind::Query(_) => self.query(statement).map(Outcome::Query),
@@ -215,13 +215,15 @@ impl Session {
 
     /// Plans `script` (a catalog prelude and the `INSERT` `statement`) and starts it as a
     /// background job: as job `id`, else the id [`job_id`] derives. Re-submitting the script of
-    /// a checkpointed job under its id resumes it from its latest checkpoint.
+    /// a checkpointed job under its id resumes it from its latest checkpoint, or from
+    /// `from_savepoint` when given.
     pub fn submit_script(
         &self,
         id: Option<&str>,
         statement: &str,
         script: &str,
         on_end: Option<OnJobEnd>,
+        from_savepoint: Option<PathBuf>,
     ) -> Result<JobInfo, SessionError> {
         let graph = self.plan(script)?;
         let id = job_id(id, &graph, script);
@@ -232,6 +234,7 @@ impl Session {
                 (statement.to_string(), script.to_string()),
                 graph,
                 on_end,
+                from_savepoint,
             )
             .map_err(SessionError::new)
     }

@@ -460,4 +460,31 @@ impl SourceReader for RocketMqSource {
         }
         Ok(())
     }
+
+    /// Per queue: the messages between the next offset to read and the queue's end (a
+    /// bounded source's end offset); a queue that cannot be asked now is left out.
+    fn backlog(&mut self) -> Option<Vec<(String, u64)>> {
+        let queues = self
+            .cursors
+            .iter()
+            .filter_map(|c| {
+                let end = match c.end {
+                    Some(end) => end,
+                    None => {
+                        self.store
+                            .queue_info(&self.opts.topic, c.queue)
+                            .ok()?
+                            .max_offset
+                    }
+                };
+                let lag = if c.done {
+                    0
+                } else {
+                    end.saturating_sub(c.next)
+                };
+                Some((format!("{}/{}", self.opts.topic, c.queue), lag))
+            })
+            .collect();
+        Some(queues)
+    }
 }

@@ -16,6 +16,7 @@ use riffle_connectors::Committer;
 
 use super::storage::{CheckpointStore, Metadata, OperatorMeta};
 use super::{CheckpointConfig, TaskId};
+use crate::metrics::JobMetrics;
 use crate::task::RuntimeError;
 use crate::StopHandle;
 
@@ -67,6 +68,8 @@ pub struct Coordinator {
     pub next: u64,
     /// Stops triggering when the job is asked to stop.
     pub stop: StopHandle,
+    /// Where completed checkpoints are counted.
+    pub metrics: Arc<JobMetrics>,
 }
 
 /// A checkpoint being collected.
@@ -113,6 +116,12 @@ impl Coordinator {
         let bytes = self.store.write(&mut metadata, &states)?;
         commit_all(&self.committers, id, &states)?;
         self.store.clean()?;
+        self.metrics.checkpoint_completed(
+            id,
+            started.elapsed(),
+            bytes,
+            states.iter().map(|(task, state)| (*task, state.len())),
+        );
         if log_enabled() {
             eprintln!(
                 "riffle: checkpoint {id} of job {} complete: {bytes} bytes in {} ms",
