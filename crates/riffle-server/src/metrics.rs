@@ -170,6 +170,14 @@ pub async fn render(State(state): State<Arc<AppState>>) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out)
 }
 
+/// A per-subtask metric: name, type, help, and its value (none: no sample).
+type SubtaskMetric = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&SubtaskFigures) -> Option<i64>,
+);
+
 /// The per-operator, per-queue and checkpoint figures of every job (`job` already escaped).
 fn render_job_figures(out: &mut String, jobs: &[(String, MetricsSnapshot)]) {
     // Every subtask of every job: (labels, figures).
@@ -190,7 +198,7 @@ fn render_job_figures(out: &mut String, jobs: &[(String, MetricsSnapshot)]) {
                 })
         })
         .collect();
-    let per_subtask: [(&str, &str, &str, fn(&SubtaskFigures) -> Option<i64>); 4] = [
+    let per_subtask: [SubtaskMetric; 4] = [
         (
             "riffle_operator_records_in_total",
             "counter",
