@@ -3,8 +3,8 @@
 //!
 //! Exit codes: 0 — success; 2 — usage, data, network or I/O error (printed as `error: ...` on
 //! stderr).
-//! The data directory (default `./.riffle`) is opened exclusively: while one `riffle` process
-//! uses it (for example `consume --follow`), others fail with a "locked" error.
+//! Several `riffle` processes may use one data directory (default `./.riffle`) at once, for
+//! example `consume --follow` while a job writes the topic.
 
 use std::fs::File;
 use std::io::{self, Read};

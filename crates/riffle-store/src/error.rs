@@ -14,17 +14,6 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
-    /// Another process holds the data directory's writer lock.
-    #[error(
-        "data directory {dir} is locked by another process{holder}; \
-         only one process may open a Riffle store at a time"
-    )]
-    Locked {
-        /// The data directory.
-        dir: PathBuf,
-        /// A description of the holder (", pid N") when it is known.
-        holder: String,
-    },
     /// The topic does not exist.
     #[error("topic '{0}' does not exist")]
     TopicNotFound(String),

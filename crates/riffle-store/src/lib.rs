@@ -36,11 +36,14 @@
 //! # On-disk layout
 //!
 //! ```text
-//! <dir>/LOCK                                   advisory lock; holds the owner's pid
+//! <dir>/topics.lock                            flock: creating, deleting or loading topics
+//! <dir>/maintenance.lock                       flock: the one process running retention/compaction
 //! <dir>/topics/<topic>/topic.json              {"format":1,"name":..,"config":{queues,cleanup_policy,retention_ms,retention_bytes}}
+//! <dir>/topics/<topic>/<queue>/LOCK            flock of the queue's writers; head: generation u64, flags u64
 //! <dir>/topics/<topic>/<queue>/<base>.log      records, base = 20-digit lower bound of offsets
 //! <dir>/topics/<topic>/<queue>/<base>.idx      24-byte entries: offset u64, position u64, store ts i64
 //! <dir>/groups/<group>.json                    {"format":1,"offsets":{topic:{queue:next offset}}}
+//! <dir>/groups/<group>.lock                    flock: committing the group's offsets
 //! ```
 //!
 //! A record is framed as `len u32 | crc32 u32 | payload` (little-endian; the CRC covers the
@@ -52,9 +55,10 @@
 //! decrease within a queue (the store uses `max(now, previous)`), so both offsets and times are
 //! binary-searched in the index ([`Store::offset_for_timestamp`]).
 //!
-//! `topic.json` is written last when creating a topic and removed first when deleting one; a
-//! topic directory without it is an interrupted create or delete and is removed on open. JSON
-//! files are replaced atomically (temporary file, fsync, rename, directory fsync).
+//! `topic.json` is written last when creating a topic; a topic directory without it is an
+//! interrupted create and is removed on open. Deleting a topic first sets the deleted flag in
+//! every queue's head (the commit point), then removes `topic.json` and the files. JSON files
+//! are replaced atomically (temporary file, fsync, rename, directory fsync).
 //!
 //! # Durability and recovery
 //!
@@ -81,7 +85,7 @@
 //! get a cheap check (whole index entries; the last entry points at a valid record ending at
 //! the end of the log) and an index rebuild if it fails; damage inside them is reported as
 //! [`StoreError::Corrupt`] rather than silently dropped. [`Store::recovery`] reports what was
-//! repaired. Leftovers of interrupted compactions and commits are removed on open.
+//! repaired. Leftovers of interrupted compactions are removed by the next compaction.
 //!
 //! # Compaction
 //!
@@ -109,19 +113,53 @@
 //!
 //! A `Store` is `Send + Sync`. Appends to one queue are serialised; readers never wait for
 //! appends (they read only fully written, published records) and may run concurrently with
-//! compaction and retention (a reader keeps using the files it started on).
+//! compaction and retention (a reader keeps using the files it started on) — except that a
+//! read reaching the end of what its process has published catches up with other processes.
 //!
-//! Between processes: `Store::open` takes an exclusive advisory lock on `<dir>/LOCK` and fails
-//! with [`StoreError::Locked`] (naming the holder's pid) if another process has the store open.
-//! Readers need the lock too, for now: sharing one data directory cooperatively between
-//! processes is future work.
+//! # Several processes
+//!
+//! Any number of processes may open the same directory at once (for example every process of
+//! a job run with `riffle run --group`, plus `riffle topic consume --follow`). Advisory locks
+//! (`flock`, released by the OS when a process dies, even by `kill -9`) order them:
+//!
+//! - **Appends.** A writer holds the queue's `LOCK` for the duration of the append and first
+//!   *catches up*: it compares the queue's head (a generation bumped whenever the set of
+//!   segment files changes) and the newest log's size with what its process has published;
+//!   if they differ it indexes the records other processes appended (CRC-checked) or reloads
+//!   the segment list. So offsets stay dense and unique across processes. A torn tail left by
+//!   a process killed mid-append is truncated by the next writer, under the lock, exactly as
+//!   recovery on open would. A writer keeps the lock as a *lease* for up to 20 ms after it
+//!   took it: while it holds the lock nobody else can have written, so further appends skip
+//!   the lock and the check and cost what they cost with one process. Expired leases are
+//!   released by the appender itself or by a keeper thread (for idle queues), so another
+//!   process waits at most about one lease for a queue.
+//! - **Reads.** A read that reaches the end of the published records checks, without locks,
+//!   whether the head or the newest log's size moved, and catches up if so: a consumer in
+//!   one process sees messages appended by another at its next poll.
+//! - **Topics.** Creating, deleting and loading topics hold `topics.lock`. A topic created by
+//!   another process is loaded on first use; [`Store::topics`] lists the directory. A
+//!   deletion marks every queue's head deleted first: other processes get
+//!   [`StoreError::TopicNotFound`] at their next append or read at the end, and use a
+//!   re-created topic of the same name afterwards.
+//! - **Consumer-group offsets** are read from their file when asked for and committed under
+//!   `groups/<group>.lock` with a re-read, merge and atomic rename, so concurrent commits of
+//!   different queues by different processes all survive.
+//! - **Maintenance.** Background retention and compaction run in at most one process at a
+//!   time (`maintenance.lock`; the others skip their pass); [`Store::compact`] and
+//!   [`Store::apply_retention`] wait for it. Swapping or deleting segment files happens under
+//!   the queue's lock and bumps its generation, so other processes reload the segment list.
+//! - **Flush.** Each process fsyncs what it appended; an fsync covers the whole file, and a
+//!   segment is fsynced by whoever rolls past it.
 
 #![deny(missing_docs)]
 
 pub mod admin;
 mod error;
+mod flock;
 mod fsutil;
 mod hash;
+mod lease;
+mod offsets;
 mod queue;
 mod record;
 mod segment;

@@ -10,7 +10,7 @@
 //! whenever it does not match.
 
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -82,6 +82,9 @@ pub(crate) struct Segment {
     pub base: u64,
     log_path: PathBuf,
     log: File,
+    /// Inode of the log file: tells a segment replaced by another process's compaction (same
+    /// name, new file) from the one this process has open.
+    inode: u64,
     index: File,
     /// Published log length in bytes.
     log_len: AtomicU64,
@@ -258,7 +261,7 @@ impl Segment {
             .truncate(true)
             .open(&idx_path)
             .ctx(|| format!("creating {}", idx_path.display()))?;
-        Ok(Segment::from_parts(base, log_path, log, index, 0, 0))
+        Segment::from_parts(base, log_path, log, index, 0)
     }
 
     fn from_parts(
@@ -267,17 +270,21 @@ impl Segment {
         log: File,
         index: File,
         log_len: u64,
-        entries: u64,
-    ) -> Segment {
-        Segment {
+    ) -> Result<Segment> {
+        let inode = log
+            .metadata()
+            .ctx(|| format!("reading metadata of {}", log_path.display()))?
+            .ino();
+        Ok(Segment {
             base,
             log_path,
             log,
+            inode,
             index,
             log_len: AtomicU64::new(log_len),
-            entries: AtomicU64::new(entries),
+            entries: AtomicU64::new(0),
             compacted: AtomicBool::new(false),
-        }
+        })
     }
 
     /// Opens a segment. A sealed segment (`newest == false`) gets a cheap consistency check of its
@@ -292,7 +299,7 @@ impl Segment {
             .metadata()
             .ctx(|| format!("reading size of {}", log_path.display()))?
             .len();
-        let seg = Segment::from_parts(base, log_path, log, index, file_len, 0);
+        let seg = Segment::from_parts(base, log_path, log, index, file_len)?;
         let mut recovery = Recovery::default();
         if !newest && seg.sealed_index_consistent(file_len)? {
             let idx_len = seg.index_file_len()?;
@@ -300,7 +307,7 @@ impl Segment {
                 .store(idx_len / INDEX_ENTRY_BYTES, Ordering::Release);
             return Ok((seg, recovery));
         }
-        let (entries, scan) = seg.scan_entries(file_len)?;
+        let (entries, scan) = seg.scan_entries(0, file_len, None)?;
         if let Some(problem) = scan.problem {
             if !newest {
                 return Err(corrupt(&seg.log_path, problem));
@@ -354,16 +361,22 @@ impl Segment {
             && seen == Some((last.offset, last.store_ts)))
     }
 
-    /// Index entries for every valid record of the log, and where validity ended.
-    fn scan_entries(&self, file_len: u64) -> Result<(Vec<IndexEntry>, ScanEnd)> {
+    /// Index entries for every valid record of the log in `[start, end)`, and where validity
+    /// ended; `prev` is the entry of the record just before `start`, if any.
+    fn scan_entries(
+        &self,
+        start: u64,
+        end: u64,
+        prev: Option<IndexEntry>,
+    ) -> Result<(Vec<IndexEntry>, ScanEnd)> {
         let mut entries: Vec<IndexEntry> = Vec::new();
         let mut bad_order: Option<(u64, String)> = None;
         let base = self.base;
         let mut scan = scan_frames(
             &self.log,
             &self.log_path,
-            0,
-            file_len,
+            start,
+            end,
             SCAN_CHUNK_BYTES,
             |pos, payload| {
                 let (offset, store_ts) = match record::peek_position(payload) {
@@ -373,7 +386,7 @@ impl Segment {
                         return Ok(false);
                     }
                 };
-                let in_order = match entries.last() {
+                let in_order = match entries.last().or(prev.as_ref()) {
                     Some(prev) => offset > prev.offset,
                     None => offset >= base,
                 };
@@ -444,6 +457,71 @@ impl Segment {
     /// Published number of records.
     pub fn count(&self) -> u64 {
         self.entries.load(Ordering::Acquire)
+    }
+
+    /// The log file's length on disk, which is past the published length while an append is
+    /// being written, after another process appended, or when a killed writer left a torn tail.
+    pub fn file_len(&self) -> Result<u64> {
+        Ok(self
+            .log
+            .metadata()
+            .ctx(|| format!("reading size of {}", self.log_path.display()))?
+            .len())
+    }
+
+    /// The log file's inode.
+    pub fn inode(&self) -> u64 {
+        self.inode
+    }
+
+    /// Publishes what other processes appended to this segment since this process last looked:
+    /// the records after the published end are CRC-checked and indexed. A torn or corrupt tail
+    /// (a writer killed mid-append) is truncated if this is the `newest` segment and is
+    /// [`StoreError::Corrupt`] otherwise. The caller holds the queue's cross-process lock, so
+    /// nobody writes meanwhile. Returns the number of bytes truncated.
+    pub fn catch_up(&self, newest: bool) -> Result<u64> {
+        let file_len = self.file_len()?;
+        let published = self.len_bytes();
+        if file_len == published {
+            return Ok(0);
+        }
+        if file_len < published {
+            return Err(corrupt(
+                &self.log_path,
+                format!("the log shrank from {published} to {file_len} bytes"),
+            ));
+        }
+        let count = self.count();
+        let (entries, scan) = self.scan_entries(published, file_len, self.last_entry()?)?;
+        let mut truncated = 0;
+        if let Some(problem) = scan.problem {
+            if !newest {
+                return Err(corrupt(&self.log_path, problem));
+            }
+            truncated = file_len - scan.valid_end;
+            self.log
+                .set_len(scan.valid_end)
+                .and_then(|()| self.log.sync_all())
+                .ctx(|| format!("truncating {}", self.log_path.display()))?;
+        }
+        // The writer of these records may have died before writing their index entries.
+        let mut idx = Vec::with_capacity(entries.len() * INDEX_ENTRY_BYTES as usize);
+        for e in &entries {
+            e.encode_into(&mut idx);
+        }
+        let idx_end = (count + entries.len() as u64) * INDEX_ENTRY_BYTES;
+        self.index
+            .write_all_at(&idx, count * INDEX_ENTRY_BYTES)
+            .ctx(|| format!("writing index of {}", self.log_path.display()))?;
+        if self.index_file_len()? != idx_end {
+            self.index
+                .set_len(idx_end)
+                .ctx(|| format!("truncating index of {}", self.log_path.display()))?;
+        }
+        self.log_len.store(scan.valid_end, Ordering::Release);
+        self.entries
+            .store(count + entries.len() as u64, Ordering::Release);
+        Ok(truncated)
     }
 
     /// The i-th index entry (must be below the published count or the file length).

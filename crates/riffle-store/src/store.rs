@@ -1,18 +1,20 @@
 //! The store: topics, queues, consumer-group offsets, background flush and maintenance.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions, TryLockError};
-use std::io::{Read, Write};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{IoContext, Result, StoreError};
+use crate::flock::LockedFile;
 use crate::fsutil::{remove_if_exists, sync_dir, write_atomic};
-use crate::queue::{AppendRules, CompactionStats, Queue, QueueInfo};
+use crate::lease::Leases;
+use crate::offsets::{list_groups, read_group, update_group};
+use crate::queue::{mark_deleted, AppendRules, CompactionStats, Queue, QueueInfo};
 use crate::record::{now_ms, Message, StoredMessage};
 use crate::segment::Recovery;
 
@@ -192,7 +194,6 @@ pub struct QueueRecovery {
 #[derive(Debug)]
 struct Topic {
     config: TopicConfig,
-    dir: PathBuf,
     queues: Vec<Queue>,
 }
 
@@ -207,26 +208,23 @@ impl Topic {
                 queues: self.config.queues,
             })
     }
-}
 
-/// group → topic → queue → next offset to consume.
-type GroupOffsets = BTreeMap<String, BTreeMap<u32, u64>>;
-
-/// The on-disk `groups/<group>.json`.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct GroupFile {
-    format: u32,
-    offsets: GroupOffsets,
+    /// Whether another process (or this one) deleted the topic.
+    fn is_deleted(&self) -> bool {
+        self.queues.iter().any(Queue::is_deleted)
+    }
 }
 
 #[derive(Debug)]
 struct Inner {
     dir: PathBuf,
     options: StoreOptions,
-    /// Holds the advisory lock for as long as the store is open.
-    _lock: File,
+    /// Topics this process has opened, by name. Another process may create or delete topics:
+    /// a name missing here is looked up on disk, and a queue that finds its topic deleted
+    /// makes the store drop the entry and look again.
     topics: RwLock<TopicMap>,
-    groups: Mutex<BTreeMap<String, GroupOffsets>>,
+    /// Leases of queue locks this process holds between appends.
+    leases: Arc<Leases>,
     /// The first background flush failure; sticky because a failed fsync may have dropped data.
     flush_error: Mutex<Option<String>>,
     maintenance_error: Mutex<Option<String>>,
@@ -249,9 +247,13 @@ pub struct Store {
     recovery: Vec<QueueRecovery>,
 }
 
-const LOCK_FILE: &str = "LOCK";
+/// Held while topics are created, deleted or loaded, by any process.
+const TOPICS_LOCK_FILE: &str = "topics.lock";
+/// Held by the one process that runs retention and compaction at a time.
+const MAINTENANCE_LOCK_FILE: &str = "maintenance.lock";
 const TOPICS_DIR: &str = "topics";
-const GROUPS_DIR: &str = "groups";
+/// Consumer-group offsets and memberships.
+pub(crate) const GROUPS_DIR: &str = "groups";
 const TOPIC_META: &str = "topic.json";
 const FORMAT: u32 = 1;
 
@@ -268,36 +270,36 @@ pub fn validate_name(kind: &str, name: &str) -> Result<()> {
 }
 
 impl Store {
-    /// Opens (creating if needed) the store in `dir`, recovers every queue, takes the
-    /// directory's writer lock and starts the background threads.
-    ///
-    /// Fails with [`StoreError::Locked`] if another process has the store open.
+    /// Opens (creating if needed) the store in `dir`, recovers every queue and starts the
+    /// background threads. Other processes may have the same directory open: see "Several
+    /// processes" in the crate documentation.
     pub fn open(dir: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
         let dir = dir.as_ref().to_path_buf();
         if options.segment_bytes == 0 {
             return Err(StoreError::Invalid("segment size must be positive".into()));
         }
         fs::create_dir_all(&dir).ctx(|| format!("creating data directory {}", dir.display()))?;
-        let lock_file = take_lock(&dir)?;
         let topics_dir = dir.join(TOPICS_DIR);
         let groups_dir = dir.join(GROUPS_DIR);
         for d in [&topics_dir, &groups_dir] {
             fs::create_dir_all(d).ctx(|| format!("creating {}", d.display()))?;
         }
-        let (topics, recovery) = load_topics(&topics_dir)?;
-        let groups = load_groups(&groups_dir)?;
+        let leases = Arc::new(Leases::default());
+        let (topics, recovery) = {
+            let _topics_lock = LockedFile::open(&dir.join(TOPICS_LOCK_FILE))?;
+            load_topics(&topics_dir, &leases)?
+        };
         let inner = Arc::new(Inner {
             dir,
             options,
-            _lock: lock_file,
             topics: RwLock::new(topics),
-            groups: Mutex::new(groups),
+            leases,
             flush_error: Mutex::new(None),
             maintenance_error: Mutex::new(None),
             stop: Mutex::new(false),
             wake: Condvar::new(),
         });
-        let mut workers = Vec::new();
+        let mut workers = vec![spawn_lease_keeper(&inner)?];
         if inner.options.flush_mode == FlushMode::Async {
             let period = inner.options.flush_interval;
             workers.push(spawn_periodic(
@@ -343,19 +345,20 @@ impl Store {
     pub fn create_topic(&self, name: &str, config: TopicConfig) -> Result<()> {
         validate_name("topic", name)?;
         config.validate()?;
-        let mut topics = self.inner.topics.write().unwrap_or_else(|e| e.into_inner());
-        if topics.contains_key(name) {
-            return Err(StoreError::TopicExists(name.to_owned()));
-        }
+        let _topics_lock = self.inner.lock_topics()?;
         let topics_dir = self.inner.dir.join(TOPICS_DIR);
         let dir = topics_dir.join(name);
-        // A directory without topic.json is an interrupted create or delete: start afresh.
+        if dir.join(TOPIC_META).exists() {
+            return Err(StoreError::TopicExists(name.to_owned()));
+        }
+        // A directory without topic.json is an interrupted create or delete: start afresh,
+        // telling any process that still has its queues open.
         if dir.exists() {
-            fs::remove_dir_all(&dir).ctx(|| format!("removing stale {}", dir.display()))?;
+            remove_topic_dir(&dir)?;
         }
         fs::create_dir_all(&dir).ctx(|| format!("creating {}", dir.display()))?;
         let queues = (0..config.queues)
-            .map(|id| Queue::create(dir.join(id.to_string()), id))
+            .map(|id| Queue::create(dir.join(id.to_string()), id, name, &self.inner.leases))
             .collect::<Result<Vec<_>>>()?;
         sync_dir(&dir)?;
         let meta = TopicMeta {
@@ -368,55 +371,56 @@ impl Store {
         // topic.json is written last: its presence is what makes the topic exist.
         write_atomic(&dir.join(TOPIC_META), &json)?;
         sync_dir(&topics_dir)?;
-        topics.insert(
-            name.to_owned(),
-            Arc::new(Topic {
-                config,
-                dir,
-                queues,
-            }),
-        );
+        let mut topics = self.inner.topics.write().unwrap_or_else(|e| e.into_inner());
+        topics.insert(name.to_owned(), Arc::new(Topic { config, queues }));
         Ok(())
     }
 
     /// Deletes a topic, its data and every group's offsets on it.
     pub fn delete_topic(&self, name: &str) -> Result<()> {
-        let topic = self
-            .inner
+        validate_name("topic", name)?;
+        let _topics_lock = self.inner.lock_topics()?;
+        let dir = self.inner.dir.join(TOPICS_DIR).join(name);
+        let exists = dir.join(TOPIC_META).exists();
+        if exists {
+            // The topic stays in the map meanwhile, so that the lease keeper can release this
+            // process's leases on its queues, which marking them deleted waits for.
+            remove_topic_dir(&dir)?;
+        }
+        self.inner
             .topics
             .write()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(name)
-            .ok_or_else(|| StoreError::TopicNotFound(name.to_owned()))?;
-        // Removing topic.json first makes the deletion durable in one step; the rest is cleanup
-        // that open() finishes if a crash interrupts it.
-        remove_if_exists(&topic.dir.join(TOPIC_META))?;
-        sync_dir(&topic.dir)?;
-        fs::remove_dir_all(&topic.dir).ctx(|| format!("removing {}", topic.dir.display()))?;
-        let mut groups = lock(&self.inner.groups);
-        let affected: Vec<String> = groups
-            .iter()
-            .filter(|(_, offsets)| offsets.contains_key(name))
-            .map(|(g, _)| g.clone())
-            .collect();
-        for group in affected {
-            if let Some(offsets) = groups.get_mut(&group) {
-                offsets.remove(name);
-                self.inner.save_group(&group, offsets)?;
+            .remove(name);
+        if !exists {
+            return Err(StoreError::TopicNotFound(name.to_owned()));
+        }
+        let groups_dir = self.inner.dir.join(GROUPS_DIR);
+        for group in list_groups(&groups_dir)? {
+            if read_group(&groups_dir, &group)?.contains_key(name) {
+                update_group(&groups_dir, &group, |offsets| {
+                    offsets.remove(name);
+                })?;
             }
         }
         Ok(())
     }
 
-    /// Topic names, sorted.
+    /// Topic names, sorted (the topics on disk, whichever process created them).
     pub fn topics(&self) -> Vec<String> {
-        self.inner
-            .topics
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .cloned()
-            .collect()
+        match list_topic_names(&self.inner.dir.join(TOPICS_DIR)) {
+            Ok(names) => names,
+            // Listing a directory this process created rarely fails; the topics it knows are
+            // the best answer a method without an error can give then.
+            Err(_) => self
+                .inner
+                .topics
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .keys()
+                .cloned()
+                .collect(),
+        }
     }
 
     /// A topic's settings.
@@ -426,15 +430,18 @@ impl Store {
 
     /// Queues with their offsets, and consumer groups with their lag.
     pub fn describe(&self, name: &str) -> Result<TopicInfo> {
-        let topic = self.inner.topic(name)?;
-        let queues = topic
-            .queues
-            .iter()
-            .map(Queue::info)
-            .collect::<Result<Vec<_>>>()?;
-        let groups = lock(&self.inner.groups);
+        let (config, queues) = self.inner.with_topic(name, |topic| {
+            let queues = topic
+                .queues
+                .iter()
+                .map(Queue::info)
+                .collect::<Result<Vec<_>>>()?;
+            Ok((topic.config.clone(), queues))
+        })?;
+        let groups_dir = self.inner.dir.join(GROUPS_DIR);
         let mut lags = Vec::new();
-        for (group, offsets) in groups.iter() {
+        for group in list_groups(&groups_dir)? {
+            let offsets = read_group(&groups_dir, &group)?;
             let Some(committed) = offsets.get(name) else {
                 continue;
             };
@@ -451,14 +458,14 @@ impl Store {
                 });
             }
             lags.push(GroupLag {
-                group: group.clone(),
+                group,
                 lag: per_queue.iter().map(|q| q.lag).sum(),
                 queues: per_queue,
             });
         }
         Ok(TopicInfo {
             name: name.to_owned(),
-            config: topic.config.clone(),
+            config,
             queues,
             groups: lags,
         })
@@ -478,14 +485,15 @@ impl Store {
                  Reopen the store to recover"
             )));
         }
-        let t = self.inner.topic(topic)?;
-        let rules = AppendRules {
-            sync: self.inner.options.flush_mode == FlushMode::Sync,
-            segment_bytes: self.inner.options.segment_bytes,
-            max_record_bytes: self.inner.options.max_message_bytes,
-            require_key: t.config.cleanup_policy == CleanupPolicy::Compaction,
-        };
-        t.queue(topic, queue)?.append(messages, &rules)
+        self.inner.with_topic(topic, |t| {
+            let rules = AppendRules {
+                sync: self.inner.options.flush_mode == FlushMode::Sync,
+                segment_bytes: self.inner.options.segment_bytes,
+                max_record_bytes: self.inner.options.max_message_bytes,
+                require_key: t.config.cleanup_policy == CleanupPolicy::Compaction,
+            };
+            t.queue(topic, queue)?.append(messages, &rules)
+        })
     }
 
     /// Up to `max_messages` messages of a queue with offsets `>= from_offset`, in order. Reading
@@ -497,8 +505,9 @@ impl Store {
         from_offset: u64,
         max_messages: usize,
     ) -> Result<Vec<StoredMessage>> {
-        let t = self.inner.topic(topic)?;
-        let records = t.queue(topic, queue)?.read(from_offset, max_messages)?;
+        let records = self.inner.with_topic(topic, |t| {
+            t.queue(topic, queue)?.read(from_offset, max_messages)
+        })?;
         Ok(records
             .into_iter()
             .map(|r| StoredMessage {
@@ -512,16 +521,16 @@ impl Store {
 
     /// A queue's offsets and size.
     pub fn queue_info(&self, topic: &str, queue: u32) -> Result<QueueInfo> {
-        self.inner.topic(topic)?.queue(topic, queue)?.info()
+        self.inner
+            .with_topic(topic, |t| t.queue(topic, queue)?.info())
     }
 
     /// The offset of the first message whose store timestamp is `>= timestamp_ms`, or the max
     /// offset if there is none (binary search on the index).
     pub fn offset_for_timestamp(&self, topic: &str, queue: u32, timestamp_ms: i64) -> Result<u64> {
-        self.inner
-            .topic(topic)?
-            .queue(topic, queue)?
-            .offset_for_timestamp(timestamp_ms)
+        self.inner.with_topic(topic, |t| {
+            t.queue(topic, queue)?.offset_for_timestamp(timestamp_ms)
+        })
     }
 
     /// Records that `group` will next consume `offset` of the queue. Persisted before returning
@@ -533,33 +542,31 @@ impl Store {
     /// Commits several queues of one topic in one atomic file write.
     pub fn commit_offsets(&self, group: &str, topic: &str, offsets: &[(u32, u64)]) -> Result<()> {
         validate_name("group", group)?;
-        let t = self.inner.topic(topic)?;
-        for &(queue, offset) in offsets {
-            let max = t.queue(topic, queue)?.max_offset();
-            if offset > max {
-                return Err(StoreError::Invalid(format!(
-                    "cannot commit offset {offset} for {topic}/{queue}: the queue ends at {max}"
-                )));
+        self.inner.with_topic(topic, |t| {
+            for &(queue, offset) in offsets {
+                let max = t.queue(topic, queue)?.max_offset()?;
+                if offset > max {
+                    return Err(StoreError::Invalid(format!(
+                        "cannot commit offset {offset} for {topic}/{queue}: the queue ends at {max}"
+                    )));
+                }
             }
-        }
-        let mut groups = lock(&self.inner.groups);
-        let mut updated = groups.get(group).cloned().unwrap_or_default();
-        let per_queue = updated.entry(topic.to_owned()).or_default();
-        for &(queue, offset) in offsets {
-            per_queue.insert(queue, offset);
-        }
-        self.inner.save_group(group, &updated)?;
-        groups.insert(group.to_owned(), updated);
-        Ok(())
+            Ok(())
+        })?;
+        update_group(&self.inner.dir.join(GROUPS_DIR), group, |updated| {
+            let per_queue = updated.entry(topic.to_owned()).or_default();
+            for &(queue, offset) in offsets {
+                per_queue.insert(queue, offset);
+            }
+        })
     }
 
     /// The offset `group` will next consume from the queue, if it committed one.
     pub fn committed_offset(&self, group: &str, topic: &str, queue: u32) -> Result<Option<u64>> {
-        let t = self.inner.topic(topic)?;
-        t.queue(topic, queue)?;
-        Ok(lock(&self.inner.groups)
-            .get(group)
-            .and_then(|g| g.get(topic))
+        validate_name("group", group)?;
+        self.inner.topic(topic)?.queue(topic, queue)?;
+        Ok(read_group(&self.inner.dir.join(GROUPS_DIR), group)?
+            .get(topic)
             .and_then(|q| q.get(&queue))
             .copied())
     }
@@ -567,22 +574,28 @@ impl Store {
     /// Compacts every queue of a `COMPACTION` topic now: afterwards, reading a queue from its
     /// start yields, for every key written before the call, only its latest message (none if
     /// that is a tombstone), at its original offset.
+    ///
+    /// Waits while another process runs maintenance on the store.
     pub fn compact(&self, topic: &str) -> Result<CompactionStats> {
-        let t = self.inner.topic(topic)?;
-        if t.config.cleanup_policy != CleanupPolicy::Compaction {
-            return Err(StoreError::Invalid(format!(
-                "topic '{topic}' has cleanup policy DELETE; only COMPACTION topics are compacted"
-            )));
-        }
-        let mut stats = CompactionStats::default();
-        for q in &t.queues {
-            stats.add(q.compact(true)?);
-        }
-        Ok(stats)
+        let _maintenance = self.inner.lock_maintenance()?;
+        self.inner.with_topic(topic, |t| {
+            if t.config.cleanup_policy != CleanupPolicy::Compaction {
+                return Err(StoreError::Invalid(format!(
+                    "topic '{topic}' has cleanup policy DELETE; only COMPACTION topics are compacted"
+                )));
+            }
+            let mut stats = CompactionStats::default();
+            for q in &t.queues {
+                stats.add(q.compact(true)?);
+            }
+            Ok(stats)
+        })
     }
 
     /// Applies retention to every `DELETE` topic now; returns the number of segments deleted.
+    /// Waits while another process runs maintenance on the store.
     pub fn apply_retention(&self) -> Result<usize> {
+        let _maintenance = self.inner.lock_maintenance()?;
         self.inner.apply_retention(now_ms())
     }
 
@@ -596,7 +609,7 @@ impl Store {
         lock(&self.inner.maintenance_error).clone()
     }
 
-    /// Stops the background threads, flushes and releases the lock.
+    /// Stops the background threads and flushes.
     pub fn close(mut self) -> Result<()> {
         self.shutdown()
     }
@@ -604,6 +617,7 @@ impl Store {
     fn shutdown(&mut self) -> Result<()> {
         *lock(&self.inner.stop) = true;
         self.inner.wake.notify_all();
+        self.inner.leases.stop();
         for worker in self.workers.drain(..) {
             // A worker that panicked has nothing left to clean up; the flush below still runs.
             let _ = worker.join();
@@ -620,13 +634,76 @@ impl Drop for Store {
 }
 
 impl Inner {
+    /// The topic, from this process's map or else from disk (another process created it).
     fn topic(&self, name: &str) -> Result<Arc<Topic>> {
-        self.topics
+        let known = self
+            .topics
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .get(name)
-            .cloned()
-            .ok_or_else(|| StoreError::TopicNotFound(name.to_owned()))
+            .cloned();
+        match known {
+            Some(t) => Ok(t),
+            None => self.load_topic(name),
+        }
+    }
+
+    /// Runs `work` on the topic; if it fails because another process deleted the topic, drops
+    /// it and runs `work` once more on the topic now on disk (it may have been re-created).
+    fn with_topic<R>(&self, name: &str, work: impl Fn(&Topic) -> Result<R>) -> Result<R> {
+        let t = self.topic(name)?;
+        match work(&t) {
+            Err(StoreError::TopicNotFound(_)) if t.is_deleted() => {
+                self.forget(name, &t);
+                work(&*self.topic(name)?)
+            }
+            other => other,
+        }
+    }
+
+    /// Drops a deleted topic from the map, unless it was replaced meanwhile.
+    fn forget(&self, name: &str, stale: &Arc<Topic>) {
+        let mut topics = self.topics.write().unwrap_or_else(|e| e.into_inner());
+        if topics.get(name).is_some_and(|t| Arc::ptr_eq(t, stale)) {
+            topics.remove(name);
+        }
+    }
+
+    /// Loads a topic another process created.
+    fn load_topic(&self, name: &str) -> Result<Arc<Topic>> {
+        validate_name("topic", name)?;
+        let dir = self.dir.join(TOPICS_DIR).join(name);
+        if !dir.join(TOPIC_META).exists() {
+            return Err(StoreError::TopicNotFound(name.to_owned()));
+        }
+        let _topics_lock = self.lock_topics()?;
+        if let Some(t) = self
+            .topics
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+        {
+            return Ok(Arc::clone(t));
+        }
+        let Some((topic, _recovery)) = open_topic(&dir, &self.leases)? else {
+            return Err(StoreError::TopicNotFound(name.to_owned()));
+        };
+        let topic = Arc::new(topic);
+        self.topics
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_owned(), Arc::clone(&topic));
+        Ok(topic)
+    }
+
+    /// The lock every process holds while it creates, deletes or loads topics.
+    fn lock_topics(&self) -> Result<LockedFile> {
+        LockedFile::open(&self.dir.join(TOPICS_LOCK_FILE))
+    }
+
+    /// The lock of the one process that runs maintenance.
+    fn lock_maintenance(&self) -> Result<LockedFile> {
+        LockedFile::open(&self.dir.join(MAINTENANCE_LOCK_FILE))
     }
 
     fn all_topics(&self) -> Vec<Arc<Topic>> {
@@ -667,8 +744,12 @@ impl Inner {
     }
 
     /// One background maintenance pass: retention, then compaction of queues with enough
-    /// uncompacted data.
+    /// uncompacted data. Skipped while another process runs one.
     fn maintain(&self) -> Result<()> {
+        let Some(_maintenance) = LockedFile::try_open(&self.dir.join(MAINTENANCE_LOCK_FILE))?
+        else {
+            return Ok(());
+        };
         self.apply_retention(now_ms())?;
         for topic in self.all_topics() {
             if topic.config.cleanup_policy != CleanupPolicy::Compaction {
@@ -682,19 +763,24 @@ impl Inner {
         }
         Ok(())
     }
+}
 
-    fn save_group(&self, group: &str, offsets: &GroupOffsets) -> Result<()> {
-        let file = GroupFile {
-            format: FORMAT,
-            offsets: offsets.clone(),
-        };
-        let json = serde_json::to_vec_pretty(&file)
-            .map_err(|e| StoreError::Invalid(format!("encoding offsets of group {group}: {e}")))?;
-        write_atomic(
-            &self.dir.join(GROUPS_DIR).join(format!("{group}.json")),
-            &json,
-        )
-    }
+/// Starts the thread that releases expired leases on queue locks (see the `lease` module).
+fn spawn_lease_keeper(inner: &Arc<Inner>) -> Result<JoinHandle<()>> {
+    let inner = Arc::clone(inner);
+    std::thread::Builder::new()
+        .name("riffle-store-leases".to_owned())
+        .spawn(move || {
+            while inner.leases.wait_for_expiry() {
+                let now = Instant::now();
+                for topic in inner.all_topics() {
+                    for q in &topic.queues {
+                        q.expire_idle_lease(now);
+                    }
+                }
+            }
+        })
+        .ctx(|| "starting thread riffle-store-leases".to_owned())
 }
 
 /// Runs `work` every `period` on a named thread until the store stops.
@@ -723,46 +809,13 @@ fn spawn_periodic(
         .ctx(|| format!("starting thread {name}"))
 }
 
-/// Takes the exclusive advisory lock on `dir/LOCK` and writes this process's id into it.
-fn take_lock(dir: &Path) -> Result<File> {
-    let path = dir.join(LOCK_FILE);
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .ctx(|| format!("opening {}", path.display()))?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
-            let mut holder = String::new();
-            // Best effort: the pid is only for the message.
-            let _ = file.read_to_string(&mut holder);
-            let holder = holder.trim();
-            return Err(StoreError::Locked {
-                dir: dir.to_path_buf(),
-                holder: if holder.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (pid {holder})")
-                },
-            });
-        }
-        Err(TryLockError::Error(e)) => {
-            return Err(e).ctx(|| format!("locking {}", path.display()));
-        }
-    }
-    file.set_len(0)
-        .and_then(|()| file.write_all(std::process::id().to_string().as_bytes()))
-        .ctx(|| format!("writing {}", path.display()))?;
-    Ok(file)
-}
-
 /// Topics by name.
 type TopicMap = BTreeMap<String, Arc<Topic>>;
 
-fn load_topics(topics_dir: &Path) -> Result<(TopicMap, Vec<QueueRecovery>)> {
+/// Opens every topic of the store. Caller holds the topics lock. Directories without
+/// `topic.json`, and topics whose queues carry the deleted mark, are interrupted creates or
+/// deletes: they are removed.
+fn load_topics(topics_dir: &Path, leases: &Arc<Leases>) -> Result<(TopicMap, Vec<QueueRecovery>)> {
     let mut topics = BTreeMap::new();
     let mut recovery = Vec::new();
     let listing = fs::read_dir(topics_dir).ctx(|| format!("listing {}", topics_dir.display()))?;
@@ -772,66 +825,94 @@ fn load_topics(topics_dir: &Path) -> Result<(TopicMap, Vec<QueueRecovery>)> {
         if !dir.is_dir() {
             continue;
         }
-        let meta_path = dir.join(TOPIC_META);
-        let bytes = match fs::read(&meta_path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                // Interrupted create or delete.
-                fs::remove_dir_all(&dir).ctx(|| format!("removing {}", dir.display()))?;
-                continue;
-            }
-            Err(e) => return Err(e).ctx(|| format!("reading {}", meta_path.display())),
+        let Some((topic, mut rec)) = open_topic(&dir, leases)? else {
+            continue;
         };
-        let meta: TopicMeta = serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
-            path: meta_path.clone(),
-            reason: e.to_string(),
-        })?;
-        meta.config.validate()?;
-        let mut queues = Vec::new();
-        for id in 0..meta.config.queues {
-            let (queue, rec) = Queue::open(dir.join(id.to_string()), id)?;
-            if rec != Recovery::default() {
-                recovery.push(QueueRecovery {
-                    topic: meta.name.clone(),
-                    queue: id,
-                    recovery: rec,
-                });
-            }
-            queues.push(queue);
-        }
-        topics.insert(
-            meta.name,
-            Arc::new(Topic {
-                config: meta.config,
-                dir,
-                queues,
-            }),
-        );
+        recovery.append(&mut rec);
+        let name = entry.file_name().to_string_lossy().into_owned();
+        topics.insert(name, Arc::new(topic));
     }
     Ok((topics, recovery))
 }
 
-fn load_groups(groups_dir: &Path) -> Result<BTreeMap<String, GroupOffsets>> {
-    let mut groups = BTreeMap::new();
-    let listing = fs::read_dir(groups_dir).ctx(|| format!("listing {}", groups_dir.display()))?;
-    for entry in listing {
-        let entry = entry.ctx(|| format!("listing {}", groups_dir.display()))?;
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.ends_with(".tmp") {
-            // A commit interrupted before its rename; the previous file is still valid.
-            remove_if_exists(&path)?;
-            continue;
+/// Opens one topic directory, or removes it and returns `None` if it is an interrupted create
+/// or delete. Caller holds the topics lock.
+fn open_topic(dir: &Path, leases: &Arc<Leases>) -> Result<Option<(Topic, Vec<QueueRecovery>)>> {
+    let meta_path = dir.join(TOPIC_META);
+    let bytes = match fs::read(&meta_path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            remove_topic_dir(dir)?;
+            return Ok(None);
         }
-        let Some(group) = name.strip_suffix(".json") else {
-            continue;
-        };
-        let bytes = fs::read(&path).ctx(|| format!("reading {}", path.display()))?;
-        let file: GroupFile = serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
-        groups.insert(group.to_owned(), file.offsets);
+        Err(e) => return Err(e).ctx(|| format!("reading {}", meta_path.display())),
+    };
+    let meta: TopicMeta = serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
+        path: meta_path.clone(),
+        reason: e.to_string(),
+    })?;
+    meta.config.validate()?;
+    let mut queues = Vec::new();
+    let mut recovery = Vec::new();
+    for id in 0..meta.config.queues {
+        match Queue::open(dir.join(id.to_string()), id, &meta.name, leases) {
+            Ok((queue, rec)) => {
+                if rec != Recovery::default() {
+                    recovery.push(QueueRecovery {
+                        topic: meta.name.clone(),
+                        queue: id,
+                        recovery: rec,
+                    });
+                }
+                queues.push(queue);
+            }
+            Err(StoreError::TopicNotFound(_)) => {
+                // A deletion marked the queues and was interrupted: finish it.
+                remove_topic_dir(dir)?;
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        }
     }
-    Ok(groups)
+    let topic = Topic {
+        config: meta.config,
+        queues,
+    };
+    Ok(Some((topic, recovery)))
+}
+
+/// Deletes a topic directory. Caller holds the topics lock.
+///
+/// The deleted mark in every queue's head is the commit point: processes that have the queues
+/// open stop using them, and a crash afterwards leaves a directory that the next load removes.
+/// Then `topic.json` goes, then the rest.
+fn remove_topic_dir(dir: &Path) -> Result<()> {
+    let listing = fs::read_dir(dir).ctx(|| format!("listing {}", dir.display()))?;
+    for entry in listing {
+        let entry = entry.ctx(|| format!("listing {}", dir.display()))?;
+        if entry.path().is_dir() {
+            mark_deleted(&entry.path())?;
+        }
+    }
+    remove_if_exists(&dir.join(TOPIC_META))?;
+    sync_dir(dir)?;
+    fs::remove_dir_all(dir).ctx(|| format!("removing {}", dir.display()))?;
+    if let Some(parent) = dir.parent() {
+        sync_dir(parent)?;
+    }
+    Ok(())
+}
+
+/// Names of the topic directories that have a `topic.json`, sorted.
+fn list_topic_names(topics_dir: &Path) -> Result<Vec<String>> {
+    let listing = fs::read_dir(topics_dir).ctx(|| format!("listing {}", topics_dir.display()))?;
+    let mut names = Vec::new();
+    for entry in listing {
+        let entry = entry.ctx(|| format!("listing {}", topics_dir.display()))?;
+        if entry.path().join(TOPIC_META).exists() {
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    Ok(names)
 }

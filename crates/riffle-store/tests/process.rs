@@ -1,5 +1,5 @@
-//! Tests with real child processes: SIGKILL during synchronous appends, and the data-directory
-//! lock between processes.
+//! Tests with real child processes: SIGKILL during appends, then recovery on open. (Several
+//! processes appending at once: `tests/multiprocess.rs`.)
 //!
 //! The child is this same test executable, re-run with `--exact <entry test>` and an environment
 //! variable naming the data directory; without the variable the entry tests return at once.
@@ -16,7 +16,6 @@ use common::Rng;
 use riffle_store::{FlushMode, Message, Store, StoreOptions, TopicConfig};
 
 const KILL_CHILD_ENV: &str = "RIFFLE_STORE_TEST_KILL_CHILD_DIR";
-const LOCK_CHILD_ENV: &str = "RIFFLE_STORE_TEST_LOCK_CHILD_DIR";
 /// Set to `async` to make the kill child append in [`FlushMode::Async`].
 const KILL_CHILD_MODE_ENV: &str = "RIFFLE_STORE_TEST_KILL_CHILD_MODE";
 const QUEUES: u32 = 2;
@@ -240,47 +239,4 @@ fn kill_rounds(mode: &str) {
         store.close().unwrap();
     }
     assert!(total_acks > 0, "the children never appended");
-}
-
-/// Child entry: tries to open a store the parent holds and prints the outcome.
-#[test]
-fn lock_child_entry() {
-    let Ok(dir) = std::env::var(LOCK_CHILD_ENV) else {
-        return;
-    };
-    match Store::open(&dir, sync_options()) {
-        Ok(_) => println!("OPENED"),
-        Err(e) => println!("ERROR {e}"),
-    }
-}
-
-#[test]
-fn another_process_cannot_open_a_held_store() {
-    let dir = tempfile::tempdir().unwrap();
-    let exe = std::env::current_exe().unwrap();
-    let run_child = || {
-        let out = Command::new(&exe)
-            .args([
-                "--exact",
-                "lock_child_entry",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(LOCK_CHILD_ENV, dir.path())
-            .stderr(Stdio::null())
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    let store = Store::open(dir.path(), sync_options()).unwrap();
-    let out = run_child();
-    assert!(out.contains("ERROR data directory"), "{out}");
-    assert!(out.contains("is locked by another process"), "{out}");
-    assert!(
-        out.contains(&format!("pid {}", std::process::id())),
-        "{out}"
-    );
-    store.close().unwrap();
-    let out = run_child();
-    assert!(out.contains("OPENED"), "{out}");
 }

@@ -268,6 +268,10 @@ fn retention_by_size_deletes_oldest_sealed_segments() {
     // Segment files are gone from disk too.
     let files = fs::read_dir(queue_dir(dir.path(), "logs", 0))
         .unwrap()
+        .filter(|e| {
+            let path = e.as_ref().unwrap().path();
+            path.extension().is_some_and(|x| x == "log" || x == "idx")
+        })
         .count();
     assert_eq!(files, after.segments * 2);
 }
@@ -419,22 +423,6 @@ fn torn_and_corrupt_tails_are_truncated_on_open() {
     let idx = newest_log(dir.path(), "t", 0).with_extension("idx");
     fs::remove_file(idx).unwrap();
     verify(50, true);
-}
-
-#[test]
-fn second_open_of_the_same_directory_fails_clearly() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path(), options(1 << 20)).unwrap();
-    let err = Store::open(dir.path(), options(1 << 20)).unwrap_err();
-    assert!(matches!(err, StoreError::Locked { .. }), "{err}");
-    let text = err.to_string();
-    assert!(text.contains("locked by another process"), "{text}");
-    assert!(
-        text.contains(&format!("pid {}", std::process::id())),
-        "{text}"
-    );
-    store.close().unwrap();
-    Store::open(dir.path(), options(1 << 20)).unwrap();
 }
 
 #[test]
