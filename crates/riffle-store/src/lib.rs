@@ -44,6 +44,8 @@
 //! <dir>/topics/<topic>/<queue>/<base>.idx      24-byte entries: offset u64, position u64, store ts i64
 //! <dir>/groups/<group>.json                    {"format":1,"offsets":{topic:{queue:next offset}}}
 //! <dir>/groups/<group>.lock                    flock: committing the group's offsets
+//! <dir>/groups/<group>/generation              membership generation u64 (and its flock)
+//! <dir>/groups/<group>/members/<id>.lock       flock held by a live member; {"id","pid","joined_ms"}
 //! ```
 //!
 //! A record is framed as `len u32 | crc32 u32 | payload` (little-endian; the CRC covers the
@@ -150,6 +152,8 @@
 //!   the queue's lock and bumps its generation, so other processes reload the segment list.
 //! - **Flush.** Each process fsyncs what it appended; an fsync covers the whole file, and a
 //!   segment is fsynced by whoever rolls past it.
+//!
+//! Which process works on which queue is decided by consumer-group [`membership`].
 
 #![deny(missing_docs)]
 
@@ -159,6 +163,7 @@ mod flock;
 mod fsutil;
 mod hash;
 mod lease;
+pub mod membership;
 mod offsets;
 mod queue;
 mod record;
