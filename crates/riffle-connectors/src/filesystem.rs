@@ -14,6 +14,7 @@ use riffle_plan::ConnectorSpec;
 
 use crate::changelog::{ChangelogDecoder, ChangelogEncoder, ChangelogFormat};
 use crate::csv::{has_open_quote, is_skipped_line};
+use crate::file_metadata::{FileColumns, FileFacts};
 use crate::options::Options;
 use crate::raw::{RawDecoder, RawEncoder, RawOptions};
 use crate::rows::{is_writable_text_type, RowDecoder, RowEncoder, TextFormat};
@@ -77,6 +78,10 @@ pub fn open_source(
     let mut options = Options::new(spec);
     let path = PathBuf::from(options.required("path")?);
     let format = file_format(spec, &mut options)?;
+    let (metadata, schema) = match FileColumns::new(spec, &schema)? {
+        Some((columns, physical)) => (Some(columns), physical),
+        None => (None, schema),
+    };
     if options.get("source.monitor-discovery-interval").is_some() {
         return Err(ConnectorError::new(format!(
             "unsupported feature: 'source.monitor-discovery-interval' (continuous file monitoring) of table '{}'",
@@ -109,6 +114,8 @@ pub fn open_source(
         lines: 0,
         table: spec.table.clone(),
         line: String::new(),
+        metadata,
+        file_facts: None,
     }))
 }
 
@@ -190,6 +197,10 @@ struct FileSource {
     table: String,
     /// The line buffer, kept between batches.
     line: String,
+    /// The table's metadata columns, when it declares some.
+    metadata: Option<FileColumns>,
+    /// The facts of the file read last (with `metadata` only): a batch never spans files.
+    file_facts: Option<FileFacts>,
 }
 
 impl FileSource {
@@ -202,6 +213,9 @@ impl FileSource {
             };
             let file = File::open(&path)
                 .map_err(|e| ConnectorError::new(format!("cannot open {}: {e}", path.display())))?;
+            if self.metadata.is_some() {
+                self.file_facts = Some(FileFacts::of(&path)?);
+            }
             self.current = Some((path, BufReader::with_capacity(READ_BUFFER, file), 0));
         }
         let Some((path, reader, line_no)) = self.current.as_mut() else {
@@ -306,7 +320,10 @@ impl SourceReader for FileSource {
             self.decoder.report_ignored();
             return Ok(None);
         }
-        let batch = self.decoder.flush()?;
+        let mut batch = self.decoder.flush()?;
+        if let (Some(columns), Some(facts)) = (&self.metadata, &self.file_facts) {
+            batch = columns.complete(batch, facts)?;
+        }
         crate::probe::source_emitted();
         Ok(Some(batch))
     }

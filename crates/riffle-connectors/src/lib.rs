@@ -19,6 +19,7 @@ pub mod blackhole;
 pub mod changelog;
 pub mod csv;
 pub mod datagen;
+mod file_metadata;
 pub mod filesystem;
 pub mod format;
 pub mod json;
@@ -38,7 +39,7 @@ use std::sync::Arc;
 
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
-use riffle_plan::{ConnectorSpec, Field};
+use riffle_plan::{ConnectorSpec, Field, MetadataColumn};
 
 /// The kind of change a row carries (Flink's `RowKind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -285,7 +286,7 @@ pub fn open_source(
     schema: SchemaRef,
     subtask: SubtaskInfo,
 ) -> Result<Box<dyn SourceReader>> {
-    reject_metadata(spec)?;
+    reject_metadata(spec, &["filesystem", rocketmq::options::CONNECTOR])?;
     match spec.connector.as_str() {
         "filesystem" => filesystem::open_source(spec, schema, subtask),
         "datagen" => datagen::open_source(spec, schema, subtask),
@@ -309,7 +310,7 @@ pub fn open_sink(
     subtask: SubtaskInfo,
     target: &print::PrintTarget,
 ) -> Result<Box<dyn SinkWriter>> {
-    reject_metadata(spec)?;
+    reject_metadata(spec, &[rocketmq::options::CONNECTOR])?;
     match spec.connector.as_str() {
         "print" => print::open_sink(spec, fields, subtask, target),
         riffle_plan::COLLECT_CONNECTOR => print::open_collect(fields, subtask, target),
@@ -326,10 +327,11 @@ pub fn open_sink(
     }
 }
 
-/// Fails for `METADATA` columns of connectors that provide no metadata.
-fn reject_metadata(spec: &ConnectorSpec) -> Result<()> {
+/// Fails for `METADATA` columns of connectors that provide no metadata (`readers`: the
+/// connectors that read some).
+fn reject_metadata(spec: &ConnectorSpec, readers: &[&str]) -> Result<()> {
     match spec.metadata.first() {
-        Some(m) if spec.connector != rocketmq::options::CONNECTOR => {
+        Some(m) if !readers.contains(&spec.connector.as_str()) => {
             Err(ConnectorError::new(format!(
                 "unsupported feature: METADATA columns of connector '{}' (column '{}' of table '{}')",
                 spec.connector, m.column, spec.table
@@ -337,4 +339,36 @@ fn reject_metadata(spec: &ConnectorSpec) -> Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// Checks the metadata keys of `spec` against connector `connector`'s data (`dialects/`)
+/// and what its reader implements (`implemented`); returns the columns in order.
+fn check_metadata_keys<'a>(
+    spec: &'a ConnectorSpec,
+    connector: &str,
+    implemented: impl Fn(&str) -> bool,
+) -> Result<Vec<&'a MetadataColumn>> {
+    let schema = riffle_dialects::connector(connector).ok_or_else(|| {
+        ConnectorError::new(format!(
+            "the {connector} connector's data (dialects/) did not load"
+        ))
+    })?;
+    spec.metadata
+        .iter()
+        .map(|m| match schema.metadata_key(&m.key) {
+            Some(_) if implemented(&m.key) => Ok(m),
+            _ => Err(ConnectorError::new(format!(
+                "Invalid metadata key '{}' in column '{}' of table '{}'. The {connector} connector supports the following metadata keys for reading:\n{}",
+                m.key,
+                m.column,
+                spec.table,
+                schema
+                    .metadata
+                    .iter()
+                    .map(|k| k.key.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ))),
+        })
+        .collect()
 }

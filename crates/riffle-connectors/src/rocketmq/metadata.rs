@@ -47,27 +47,7 @@ impl Key {
 
 /// Checks the metadata keys of `spec` against the connector's data; returns them in order.
 pub fn check_keys(spec: &ConnectorSpec) -> Result<Vec<&MetadataColumn>> {
-    let schema = riffle_dialects::connector(CONNECTOR).ok_or_else(|| {
-        ConnectorError::new("the rocketmq connector's data (dialects/) did not load")
-    })?;
-    spec.metadata
-        .iter()
-        .map(|m| match schema.metadata_key(&m.key) {
-            Some(_) if Key::parse(&m.key).is_some() => Ok(m),
-            _ => Err(ConnectorError::new(format!(
-                "Invalid metadata key '{}' in column '{}' of table '{}'. The rocketmq connector supports the following metadata keys for reading:\n{}",
-                m.key,
-                m.column,
-                spec.table,
-                schema
-                    .metadata
-                    .iter()
-                    .map(|k| k.key.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            ))),
-        })
-        .collect()
+    crate::check_metadata_keys(spec, CONNECTOR, |key| Key::parse(key).is_some())
 }
 
 /// Builds one metadata column over a batch of messages.
