@@ -125,6 +125,17 @@ pub fn describe(op: &Operator) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        OperatorKind::TemporalSort { time_column, order } => format!(
+            "TemporalSort(orderBy=[${time_column} ASC{}])",
+            order
+                .iter()
+                .map(|k| format!(
+                    ", ${} {}",
+                    k.column,
+                    if k.ascending { "ASC" } else { "DESC" }
+                ))
+                .collect::<String>()
+        ),
         OperatorKind::OverAggregate(spec) => crate::over::describe(op, spec),
         OperatorKind::Rank(spec) => crate::rank::describe(op, spec),
         OperatorKind::Sink { connector } => {

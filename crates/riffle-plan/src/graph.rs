@@ -252,6 +252,14 @@ pub enum OperatorKind {
         /// Rows kept.
         fetch: usize,
     },
+    /// `ORDER BY` a time attribute (ascending) without `LIMIT`: rows wait until the watermark
+    /// passes their time and leave in time order, ties in the order of the further keys.
+    TemporalSort {
+        /// Input column of the time attribute.
+        time_column: usize,
+        /// Further sort keys (after the time).
+        order: Vec<SortKey>,
+    },
     /// OVER aggregation on event time: every row with the values of its frame.
     OverAggregate(crate::over::OverSpec),
     /// `ROW_NUMBER()` filtered by a rank range: Top-N, deduplication, window Top-N.

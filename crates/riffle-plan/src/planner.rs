@@ -1850,7 +1850,7 @@ impl GraphBuilder<'_> {
             LogicalPlan::Sort(sort) if sort.fetch.is_some() => {
                 self.top_n(sort, 0, sort.fetch.unwrap_or(0))
             }
-            LogicalPlan::Sort(_) => Err(unsupported("ORDER BY (streaming sort)", self.span)),
+            LogicalPlan::Sort(sort) => self.unbounded_sort(sort),
             LogicalPlan::Join(join) => match correlate_plan::table_function(&join.right) {
                 Some(call) => self.correlate(join, call),
                 None => self.join(join),
@@ -1938,6 +1938,61 @@ impl GraphBuilder<'_> {
     }
 
     /// Global Top-N over an append-only stream.
+    /// `ORDER BY` without `LIMIT`: a streaming job sorts only by a time attribute (ascending
+    /// first key), as in Flink (a temporal sort); any other first key is Flink's planning error.
+    fn unbounded_sort(&mut self, sort: &datafusion::logical_expr::Sort) -> PlanResult<Node> {
+        let span = self.span;
+        let input = self.translate(&sort.input)?;
+        let by_time = sort.expr.first().is_some_and(|key| {
+            key.asc
+                && matches!(&key.expr, Expr::Column(c) if sort
+                    .input
+                    .schema()
+                    .index_of_column(c)
+                    .is_ok_and(|i| input.fields.get(i).is_some_and(|f| f.rowtime)))
+        });
+        if !by_time {
+            return Err(plan_error(
+                "Sort on a non-time-attribute field is not supported.",
+                span,
+            ));
+        }
+        if input.changelog != ChangelogMode::InsertOnly {
+            return Err(unsupported(
+                "ORDER BY a time attribute of an updating stream",
+                span,
+            ));
+        }
+        let mut keys = Vec::new();
+        for key in &sort.expr {
+            let Expr::Column(c) = &key.expr else {
+                return Err(unsupported("ORDER BY an expression", span));
+            };
+            let column = sort
+                .input
+                .schema()
+                .index_of_column(c)
+                .map_err(|e| df_error(e, span))?;
+            keys.push(crate::graph::SortKey {
+                column,
+                ascending: key.asc,
+                nulls_first: key.nulls_first,
+            });
+        }
+        let time_column = keys.remove(0).column;
+        let schema = input.fields.clone();
+        Ok(self.add(
+            OperatorKind::TemporalSort {
+                time_column,
+                order: keys,
+            },
+            1,
+            schema,
+            ChangelogMode::InsertOnly,
+            &[(&input, Partitioning::Global)],
+        ))
+    }
+
     fn top_n(
         &mut self,
         sort: &datafusion::logical_expr::Sort,

@@ -819,6 +819,28 @@ impl StreamOperator for SessionWindowAggregate {
     }
 }
 
+/// Encodes the sort keys `order` of `input`'s rows so that byte order is sort order.
+pub(super) fn sort_converter(
+    order: &[riffle_plan::SortKey],
+    input: &SchemaRef,
+) -> Result<RowConverter, RuntimeError> {
+    let mut fields = Vec::new();
+    for key in order {
+        let Some(f) = input.fields().get(key.column) else {
+            return Err(RuntimeError::new("sort column out of range"));
+        };
+        let options = arrow::compute::SortOptions {
+            descending: !key.ascending,
+            nulls_first: key.nulls_first,
+        };
+        fields.push(arrow::row::SortField::new_with_options(
+            f.data_type().clone(),
+            options,
+        ));
+    }
+    Ok(RowConverter::new(fields)?)
+}
+
 /// Global Top-N over an append-only stream (Flink's `AppendOnlyTopNFunction` without rank
 /// number): rows are kept sorted; a row that enters the best `fetch` pushes the last one out
 /// (`-D`) and is emitted (`+I`). Rows equal in every sort key rank after the earlier ones.
@@ -840,24 +862,10 @@ impl TopN {
         fetch: usize,
         input: &SchemaRef,
     ) -> Result<Self, RuntimeError> {
-        let mut fields = Vec::new();
-        for key in order {
-            let Some(f) = input.fields().get(key.column) else {
-                return Err(RuntimeError::new("sort column out of range"));
-            };
-            let options = arrow::compute::SortOptions {
-                descending: !key.ascending,
-                nulls_first: key.nulls_first,
-            };
-            fields.push(arrow::row::SortField::new_with_options(
-                f.data_type().clone(),
-                options,
-            ));
-        }
         Ok(Self {
             order: order.iter().map(|k| k.column).collect(),
             fetch,
-            converter: RowConverter::new(fields)?,
+            converter: sort_converter(order, input)?,
             best: Vec::new(),
             row_codec: ScalarCodec::new(&field_types(input))?,
             schema: input.clone(),

@@ -29,6 +29,7 @@ mod rank;
 #[cfg(test)]
 mod resume;
 mod temporal_join;
+mod temporal_sort;
 mod window_join;
 
 use std::sync::Arc;
@@ -248,6 +249,9 @@ pub fn create(
         OperatorKind::TopN { order, fetch } => {
             Box::new(aggregate::TopN::new(order, *fetch, &input)?)
         }
+        OperatorKind::TemporalSort { time_column, order } => Box::new(
+            temporal_sort::TemporalSort::new(*time_column, order, &input)?,
+        ),
         OperatorKind::Source { .. } | OperatorKind::Values { .. } | OperatorKind::Sink { .. } => {
             return Err(RuntimeError::new(format!(
                 "operator {} is not a stream operator",
