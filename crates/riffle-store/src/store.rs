@@ -655,6 +655,9 @@ impl Inner {
         match work(&t) {
             Err(StoreError::TopicNotFound(_)) if t.is_deleted() => {
                 self.forget(name, &t);
+                // Dropped before looking again: its queues may hold leases (closing them
+                // releases the locks) that a deleter holding the topics lock waits for.
+                drop(t);
                 work(&*self.topic(name)?)
             }
             other => other,
@@ -887,7 +890,12 @@ fn open_topic(dir: &Path, leases: &Arc<Leases>) -> Result<Option<(Topic, Vec<Que
 /// open stop using them, and a crash afterwards leaves a directory that the next load removes.
 /// Then `topic.json` goes, then the rest.
 fn remove_topic_dir(dir: &Path) -> Result<()> {
-    let listing = fs::read_dir(dir).ctx(|| format!("listing {}", dir.display()))?;
+    let listing = match fs::read_dir(dir) {
+        Ok(listing) => listing,
+        // Removed by another process since this one looked.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).ctx(|| format!("listing {}", dir.display())),
+    };
     for entry in listing {
         let entry = entry.ctx(|| format!("listing {}", dir.display()))?;
         if entry.path().is_dir() {

@@ -112,3 +112,52 @@ fn compaction_by_one_handle_while_the_other_appends() {
     }
     assert_eq!(b.append("c", 0, &keyed("k0", "after")).unwrap(), 120);
 }
+
+/// One handle keeps appending to every queue of a topic (holding leases) while the other
+/// deletes and re-creates it: neither waits for the other forever, and the appender always
+/// ends on the re-created topic.
+#[test]
+fn deleting_a_topic_another_handle_appends_to_does_not_deadlock() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Store::open(dir.path(), options(1 << 20)).unwrap();
+    let b = Store::open(dir.path(), options(1 << 20)).unwrap();
+    let config = TopicConfig {
+        queues: 3,
+        ..TopicConfig::default()
+    };
+    a.create_topic("t", config.clone()).unwrap();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for _ in 0..5 {
+                std::thread::sleep(std::time::Duration::from_millis(30));
+                b.delete_topic("t").unwrap();
+                b.create_topic("t", config.clone()).unwrap();
+            }
+            done_tx.send(()).unwrap();
+        });
+        let mut not_found = 0;
+        let start = std::time::Instant::now();
+        loop {
+            for q in 0..3 {
+                match a.append("t", q, &Message::new("x")) {
+                    Ok(_) => {}
+                    Err(StoreError::TopicNotFound(_)) => not_found += 1,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            if done_rx.try_recv().is_ok() {
+                break;
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(30),
+                "delete and append wait for each other"
+            );
+        }
+        eprintln!("appends refused while the topic was gone: {not_found}");
+    });
+    // The appender's handle now writes the topic the other handle created last.
+    let offset = a.append("t", 0, &Message::new("last")).unwrap();
+    let read = b.read("t", 0, offset, 1).unwrap();
+    assert_eq!(read[0].message.body, b"last");
+}
