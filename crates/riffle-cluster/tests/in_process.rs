@@ -259,3 +259,72 @@ fn join_and_aggregation_over_units_equal_the_single_run() {
     assert_eq!(single.len(), 6);
     assert_eq!(single, upserted(dir.path(), "units_regions"));
 }
+
+/// Units move between members while the job runs: member A starts alone, B joins (A hands
+/// half of its units over), then A stops in the middle of its work and leaves (B takes the
+/// rest and resumes them from their checkpoints). The result equals the single run.
+#[test]
+fn units_move_between_members_exactly_once() {
+    use riffle_cluster::FileGroup;
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let orders: Vec<(String, String)> = (0..40_000)
+        .map(|i| {
+            let customer = format!("c{}", (i * 7) % 200);
+            let body = format!(
+                r#"{{"order_id":{i},"customer":"{customer}","amount":{}}}"#,
+                (i * 31) % 1000
+            );
+            (i.to_string(), body)
+        })
+        .collect();
+    let customers: Vec<(String, String)> = (0..200)
+        .map(|i| {
+            let body = format!(r#"{{"customer":"c{i}","region":"r{}"}}"#, i % 6);
+            (format!("c{i}"), body)
+        })
+        .collect();
+    produce(dir.path(), "jorders", 3, &orders);
+    produce(dir.path(), "jcustomers", 2, &customers);
+    run_single(&join_sql(dir.path(), "single_moves"));
+
+    let mut graph =
+        riffle_plan::plan_sql(&join_sql(dir.path(), "moved")).unwrap_or_else(|d| panic!("{d:?}"));
+    graph
+        .config
+        .insert("execution.checkpointing.interval".into(), "100 ms".into());
+    graph.config.insert(
+        "execution.checkpointing.dir".into(),
+        dir.path().join("checkpoints").display().to_string(),
+    );
+    let a = ClusterJob::new(&graph, "moves", PrintTarget::Stdout).expect("split");
+    let b = ClusterJob::new(&graph, "moves", PrintTarget::Stdout).expect("split");
+    let units = a.plan.units();
+    let group_a = FileGroup::join(&a.group_dir("g")).expect("join a");
+    let (stop_a, stop_b) = (StopHandle::default(), StopHandle::default());
+    let all_finished = |job: &ClusterJob| units.iter().all(|u| job.is_finished(*u));
+    runtime().block_on(async {
+        let run_a = async {
+            a.run(&group_a, &stop_a).await.expect("member a");
+            drop(group_a);
+        };
+        let run_b = async {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            assert!(!all_finished(&b), "the job ended before b joined");
+            let group_b = FileGroup::join(&b.group_dir("g")).expect("join b");
+            let control = async {
+                tokio::time::sleep(Duration::from_millis(1500)).await;
+                assert!(!all_finished(&b), "the job ended before a left");
+                stop_a.stop();
+            };
+            let (result, ()) = tokio::join!(b.run(&group_b, &stop_b), control);
+            result.expect("member b");
+        };
+        tokio::join!(run_a, run_b);
+    });
+    assert!(all_finished(&b));
+    let single = upserted(dir.path(), "single_moves");
+    assert_eq!(single.len(), 6);
+    assert_eq!(single, upserted(dir.path(), "moved"));
+}
