@@ -11,6 +11,7 @@ pub mod membership;
 pub mod runner;
 pub mod shuffle;
 pub mod stages;
+pub mod state_topic;
 pub mod units;
 
 use std::fmt;

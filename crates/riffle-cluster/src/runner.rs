@@ -24,6 +24,7 @@ use tokio::task::JoinHandle;
 use crate::membership::Membership;
 use crate::shuffle;
 use crate::stages::{split, StagePlan};
+use crate::state_topic::{self, StateTopic};
 use crate::units::UnitId;
 use crate::ClusterError;
 
@@ -64,6 +65,9 @@ impl ClusterJob {
         let plan = split(graph, job, &queues_of)?;
         let store: Arc<dyn Topics> = riffle_connectors::rocketmq::shared_store(&plan.store_dir)?;
         plan.create_topics(store.as_ref())?;
+        for (stage, s) in plan.stages.iter().enumerate() {
+            state_topic::create(store.as_ref(), job, stage, s.units)?;
+        }
         let stage_graphs = (0..plan.stages.len())
             .map(|s| plan.stage_graph(graph, s).map(Arc::new))
             .collect::<Result<Vec<_>, _>>()?;
@@ -150,12 +154,29 @@ impl ClusterJob {
         };
         let finished = self.finished_mark(unit);
         let unit_stop = stop.clone();
+        // The unit's checkpoints go to its state topic too, and come back from it when this
+        // machine's checkpoint directory lacks the newest one.
+        let state = StateTopic::new(self.store.clone(), &self.plan.job, unit);
+        if let Some(n) = state.restore_into(&self.checkpoint_root, &unit.job_id(&self.plan.job))? {
+            log(&format!(
+                "unit {unit}: checkpoint {n} restored from its state topic"
+            ));
+        }
+        let hook: riffle_runtime::checkpoint::coordinator::CheckpointHook =
+            Arc::new(move |n, dir| {
+                state
+                    .publish(n, dir)
+                    .map_err(|e| riffle_runtime::RuntimeError::new(e.message))
+            });
         log(&format!("unit {unit} starts"));
         let task = tokio::spawn(async move {
             let _lock = lock;
-            let subtask = SubtaskInfo {
-                index: unit.unit,
-                parallelism: units,
+            let subtask = riffle_runtime::UnitOptions {
+                subtask: SubtaskInfo {
+                    index: unit.unit,
+                    parallelism: units,
+                },
+                on_checkpoint: Some(hook),
             };
             riffle_runtime::run_as_subtask(&graph, options, subtask)
                 .await

@@ -328,3 +328,62 @@ fn units_move_between_members_exactly_once() {
     assert_eq!(single.len(), 6);
     assert_eq!(single, upserted(dir.path(), "moved"));
 }
+
+/// A job stopped in the middle resumes on "another machine": the local checkpoint directory
+/// is gone, every unit restores its newest checkpoint from its stage's state topic.
+#[test]
+fn units_resume_from_their_state_topics_without_local_checkpoints() {
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let orders: Vec<(String, String)> = (0..40_000)
+        .map(|i| {
+            let body = format!(
+                r#"{{"order_id":{i},"customer":"c{}","amount":{}}}"#,
+                (i * 7) % 200,
+                (i * 31) % 1000
+            );
+            (i.to_string(), body)
+        })
+        .collect();
+    let customers: Vec<(String, String)> = (0..200)
+        .map(|i| {
+            let body = format!(r#"{{"customer":"c{i}","region":"r{}"}}"#, i % 6);
+            (format!("c{i}"), body)
+        })
+        .collect();
+    produce(dir.path(), "jorders", 3, &orders);
+    produce(dir.path(), "jcustomers", 2, &customers);
+    run_single(&join_sql(dir.path(), "single_state"));
+
+    let checkpoints = dir.path().join("checkpoints");
+    let mut graph = riffle_plan::plan_sql(&join_sql(dir.path(), "from_state"))
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    graph
+        .config
+        .insert("execution.checkpointing.interval".into(), "100 ms".into());
+    graph.config.insert(
+        "execution.checkpointing.dir".into(),
+        checkpoints.display().to_string(),
+    );
+    let first = ClusterJob::new(&graph, "state", PrintTarget::Stdout).expect("split");
+    let units = first.plan.units();
+    let stop = StopHandle::default();
+    runtime().block_on(async {
+        let stopper = async {
+            tokio::time::sleep(Duration::from_millis(2500)).await;
+            stop.stop();
+        };
+        let (result, ()) = tokio::join!(first.run(&Solo, &stop), stopper);
+        result.expect("first run");
+    });
+    assert!(
+        !units.iter().all(|u| first.is_finished(*u)),
+        "the job ended before it was stopped"
+    );
+    drop(first);
+    std::fs::remove_dir_all(&checkpoints).expect("remove local checkpoints");
+    run_units(&join_sql(dir.path(), "from_state"), "state", &checkpoints);
+    let single = upserted(dir.path(), "single_state");
+    assert_eq!(single, upserted(dir.path(), "from_state"));
+}

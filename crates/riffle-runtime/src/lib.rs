@@ -84,14 +84,23 @@ pub async fn run_with_metrics(
     job.run().await
 }
 
-/// Runs `graph`, whose operators each have one subtask, as subtask `unit` of a wider job:
-/// connectors are opened as subtask `unit.index` of `unit.parallelism` (a source reads that
+/// How a unit of a scaled-out job runs (see [`run_as_subtask`]).
+#[derive(Clone)]
+pub struct UnitOptions {
+    /// The subtask of the wider job whose share the unit runs.
+    pub subtask: riffle_connectors::SubtaskInfo,
+    /// Called when a checkpoint is written, before its commits.
+    pub on_checkpoint: Option<checkpoint::coordinator::CheckpointHook>,
+}
+
+/// Runs `graph`, whose operators each have one subtask, as subtask `unit.subtask` of a wider
+/// job: connectors are opened as subtask `index` of `parallelism` (a source reads that
 /// subtask's share of its splits). The units of a scaled-out job (`riffle-cluster`) each run
 /// one queue's share of a stage this way, as a job of their own with their own checkpoints.
 pub async fn run_as_subtask(
     graph: &JobGraph,
     options: RunOptions,
-    unit: riffle_connectors::SubtaskInfo,
+    unit: UnitOptions,
 ) -> Result<(), RuntimeError> {
     let session = FlinkSession::for_config(&graph.config).with_user_functions(&graph.functions);
     let checkpoint = checkpoint::CheckpointConfig::from_graph(graph, options.job_id.as_deref())?;
@@ -100,7 +109,7 @@ pub async fn run_as_subtask(
         &session,
         &options,
         checkpoint,
-        Some(unit),
+        Some(&unit),
         &metrics::JobMetrics::new(graph),
     )?;
     job.run().await

@@ -132,6 +132,7 @@ impl Checkpointing {
                 next,
                 stop: stop.clone(),
                 metrics: metrics.clone(),
+                on_written: None,
             },
             config,
             restored,
@@ -187,7 +188,7 @@ pub fn build(
     session: &FlinkSession,
     options: &RunOptions,
     checkpoint: Option<CheckpointConfig>,
-    unit: Option<SubtaskInfo>,
+    unit: Option<&crate::UnitOptions>,
     metrics: &Arc<JobMetrics>,
 ) -> Result<Job, RuntimeError> {
     let stop = &options.stop;
@@ -195,6 +196,9 @@ pub fn build(
     let mut checkpointing = checkpoint
         .map(|c| Checkpointing::new(graph, c, stop, options.from_savepoint.as_deref(), metrics))
         .transpose()?;
+    if let (Some(c), Some(u)) = (checkpointing.as_mut(), unit) {
+        c.coordinator.on_written = u.on_checkpoint.clone();
+    }
     // One receiver per subtask.
     let mut senders: Vec<Vec<Sender<Envelope>>> = Vec::with_capacity(ops.len());
     let mut receivers: Vec<Vec<Option<Receiver<Envelope>>>> = Vec::with_capacity(ops.len());
@@ -229,7 +233,7 @@ pub fn build(
         for index in 0..op.parallelism {
             let receiver = op_receivers.next().flatten();
             let subtask = match unit {
-                Some(unit) if op.parallelism == 1 => unit,
+                Some(unit) if op.parallelism == 1 => unit.subtask,
                 _ => SubtaskInfo {
                     index,
                     parallelism: op.parallelism,

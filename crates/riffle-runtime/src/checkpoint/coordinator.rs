@@ -50,6 +50,12 @@ pub enum Report {
 /// A sink subtask's committer.
 pub type SinkCommitter = (TaskId, Arc<dyn Committer>);
 
+/// Called with a checkpoint's number and directory once it is written, before any sink
+/// transaction of it is committed (a scaled-out job's unit copies it to a state topic, so that
+/// another process can restore it; an error fails the checkpoint, which then commits nothing).
+pub type CheckpointHook =
+    Arc<dyn Fn(u64, &std::path::Path) -> Result<(), RuntimeError> + Send + Sync>;
+
 /// Runs the checkpoints of one job.
 pub struct Coordinator {
     /// How the job checkpoints.
@@ -70,6 +76,8 @@ pub struct Coordinator {
     pub stop: StopHandle,
     /// Where completed checkpoints are counted.
     pub metrics: Arc<JobMetrics>,
+    /// Runs after a checkpoint is written, before its commits.
+    pub on_written: Option<CheckpointHook>,
 }
 
 /// A checkpoint being collected.
@@ -114,6 +122,9 @@ impl Coordinator {
         } = pending;
         let mut metadata = Metadata::new(&self.config.job_id, id, self.operators.clone());
         let bytes = self.store.write(&mut metadata, &states)?;
+        if let Some(hook) = &self.on_written {
+            hook(id, &self.store.checkpoint_dir(id))?;
+        }
         commit_all(&self.committers, id, &states)?;
         self.store.clean()?;
         self.metrics.checkpoint_completed(
