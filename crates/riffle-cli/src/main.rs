@@ -5,6 +5,7 @@ mod check;
 mod compat;
 mod explain;
 mod export;
+mod job;
 mod migrate;
 mod nexmark;
 mod run;
@@ -29,6 +30,8 @@ struct Cli {
 enum Command {
     /// Run a Flink SQL job natively: every INSERT (and statement set) as one job.
     Run(run::RunArgs),
+    /// Inspect a job run by a group of processes (`job status JOB --group NAME`).
+    Job(job::JobArgs),
     /// Copy a job's newest completed checkpoint into a savepoint (`run --from-savepoint`).
     Savepoint(savepoint::SavepointArgs),
     /// Print the job graph a Flink SQL script plans to (text or Graphviz dot).
@@ -83,6 +86,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Run(args) => run::run(args),
         Command::Savepoint(args) => savepoint::run(args),
+        Command::Job(args) => job::run(args),
         Command::Explain(args) => explain::run(args),
         Command::Topic(args) => topic::run(args),
         Command::Migrate(args) => migrate::run(args),

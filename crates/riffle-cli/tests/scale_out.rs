@@ -173,6 +173,18 @@ fn one_process_group_equals_the_plain_run() {
             .any(|t| t.starts_with("units-") && t.ends_with("-shuffle")),
         "{topics}"
     );
+    let status = ok(dir, &["job", "status", "units", "--group", "g"]);
+    assert!(status.contains("0 process(es)"), "{status}");
+    assert!(
+        !status.contains("waiting") && !status.contains("running"),
+        "{status}"
+    );
+    assert!(status.contains("group_aggregate("), "{status}");
+    // Every input queue was consumed to its end.
+    assert!(
+        status.contains("lag 0") && !status.contains("lag 1"),
+        "{status}"
+    );
     // A finished job run again has nothing left to do.
     ok(
         dir,

@@ -12,6 +12,7 @@ pub mod runner;
 pub mod shuffle;
 pub mod stages;
 pub mod state_topic;
+pub mod status;
 pub mod units;
 
 use std::fmt;

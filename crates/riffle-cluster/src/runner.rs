@@ -25,6 +25,7 @@ use crate::membership::Membership;
 use crate::shuffle;
 use crate::stages::{split, StagePlan};
 use crate::state_topic::{self, StateTopic};
+use crate::status::{PlanFile, StageFile, PLAN_FILE};
 use crate::units::UnitId;
 use crate::ClusterError;
 
@@ -77,13 +78,64 @@ impl ClusterJob {
             None => None,
         }
         .unwrap_or_else(|| PathBuf::from(riffle_runtime::checkpoint::DEFAULT_DIR));
-        Ok(Self {
+        let job = Self {
             plan,
             stage_graphs,
             checkpoint_root,
             print_target,
             store,
-        })
+        };
+        job.write_plan_file()?;
+        Ok(job)
+    }
+
+    /// Describes the units for `riffle job status`.
+    fn write_plan_file(&self) -> Result<(), ClusterError> {
+        let stages = self
+            .stage_graphs
+            .iter()
+            .zip(&self.plan.stages)
+            .map(|(graph, stage)| StageFile {
+                units: stage.units,
+                operators: graph
+                    .operators
+                    .iter()
+                    .map(|op| {
+                        let what = riffle_runtime::checkpoint::fingerprint(op);
+                        match &op.kind {
+                            riffle_plan::OperatorKind::Source { connector }
+                            | riffle_plan::OperatorKind::Sink { connector } => {
+                                format!("{what} {}", connector.table)
+                            }
+                            _ => what,
+                        }
+                    })
+                    .collect(),
+                inputs: graph
+                    .operators
+                    .iter()
+                    .filter_map(|op| match &op.kind {
+                        riffle_plan::OperatorKind::Source { connector } => input_topic(connector),
+                        _ => None,
+                    })
+                    .collect(),
+            })
+            .collect();
+        let file = PlanFile {
+            job: self.plan.job.clone(),
+            store_dir: self.plan.store_dir.clone(),
+            stages,
+        };
+        let dir = self.cluster_dir();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| ClusterError::new(format!("cannot create {}: {e}", dir.display())))?;
+        let text = serde_json::to_string_pretty(&file)
+            .map_err(|e| ClusterError::new(format!("cannot encode the plan: {e}")))?;
+        let path = dir.join(PLAN_FILE);
+        let temp = dir.join(format!("{PLAN_FILE}.{}", std::process::id()));
+        std::fs::write(&temp, text)
+            .and_then(|()| std::fs::rename(&temp, &path))
+            .map_err(|e| ClusterError::new(format!("cannot write {}: {e}", path.display())))
     }
 
     /// The job graph one unit of `stage` runs.
@@ -259,6 +311,26 @@ impl ClusterJob {
             tokio::time::sleep(POLL).await;
         }
     }
+}
+
+/// The (topic, consumer group) a source of a unit graph reads.
+fn input_topic(connector: &riffle_plan::ConnectorSpec) -> Option<(String, String)> {
+    if connector.connector == shuffle::CONNECTOR {
+        let topic = connector.options.get(shuffle::options::TOPIC)?;
+        let group = connector.options.get(shuffle::options::GROUP)?;
+        return Some((topic.clone(), group.clone()));
+    }
+    if connector.connector != riffle_connectors::rocketmq::options::CONNECTOR {
+        return None;
+    }
+    let mut options = riffle_connectors::options::Options::new(connector);
+    let opts = riffle_connectors::rocketmq::options::normalize(
+        connector,
+        riffle_connectors::rocketmq::options::Role::Source,
+        &mut options,
+    )
+    .ok()?;
+    Some((opts.topic, opts.group?))
 }
 
 async fn stop_all(running: &mut BTreeMap<UnitId, Running>) {

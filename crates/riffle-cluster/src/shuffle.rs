@@ -106,6 +106,9 @@ pub mod options {
     pub const DISTRIBUTION: &str = "distribution";
     /// Source: how many producer units write the topic.
     pub const PRODUCERS: &str = "producers";
+    /// Source: the consumer group whose offsets record what completed checkpoints consumed
+    /// (for `riffle job status`).
+    pub const GROUP: &str = "group";
 }
 
 fn bad_option(key: &str, value: &str) -> ConnectorError {
@@ -349,7 +352,10 @@ fn open_source(
         .queue_info(&topic, queue)
         .map_err(|e| store_error(&topic, e))?
         .min_offset;
+    let group = option(spec, options::GROUP)?.to_string();
     Ok(Box::new(ShuffleSource {
+        group,
+        snapshots: Vec::new(),
         codec: RowCodec::new(schema)?,
         store,
         topic,
@@ -368,6 +374,10 @@ pub struct ShuffleSource {
     queue: u32,
     /// Next offset to read.
     next: u64,
+    /// The group committing the offsets of completed checkpoints.
+    group: String,
+    /// Offsets of checkpoints taken but not yet complete.
+    snapshots: Vec<(u64, u64)>,
     /// The latest watermark of every producer unit.
     producers: Vec<i64>,
     /// The watermark last reported.
@@ -446,7 +456,19 @@ impl SourceReader for ShuffleSource {
         true
     }
 
-    fn snapshot_position(&mut self, _checkpoint: u64) -> Result<Vec<u8>> {
+    fn checkpoint_complete(&mut self, checkpoint: u64) -> Result<()> {
+        let Some(i) = self.snapshots.iter().position(|(c, _)| *c == checkpoint) else {
+            return Ok(());
+        };
+        let (_, offset) = self.snapshots.remove(i);
+        self.snapshots.retain(|(c, _)| *c > checkpoint);
+        self.store
+            .commit_offsets(&self.group, &self.topic, &[(self.queue, offset)])
+            .map_err(|e| store_error(&self.topic, e))
+    }
+
+    fn snapshot_position(&mut self, checkpoint: u64) -> Result<Vec<u8>> {
+        self.snapshots.push((checkpoint, self.next));
         let mut w = StateWriter::new();
         w.str(&self.topic);
         w.u64(u64::from(self.queue));

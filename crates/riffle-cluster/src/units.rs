@@ -51,6 +51,27 @@ impl UnitId {
     }
 }
 
+/// Gives a rocketmq source without a consumer group the job's id as its group: its offsets
+/// are then committed when a unit's checkpoint completes, which `riffle job status` reads as
+/// the queue's consumed position.
+fn with_group(connector: &mut ConnectorSpec, job: &str) -> Result<(), ClusterError> {
+    if connector.connector != riffle_connectors::rocketmq::options::CONNECTOR {
+        return Ok(());
+    }
+    let mut options = riffle_connectors::options::Options::new(connector);
+    let opts = riffle_connectors::rocketmq::options::normalize(
+        connector,
+        riffle_connectors::rocketmq::options::Role::Source,
+        &mut options,
+    )?;
+    if opts.group.is_none() {
+        connector
+            .options
+            .insert("rocketmq.source.group".to_string(), job.to_string());
+    }
+    Ok(())
+}
+
 impl StagePlan {
     /// Every unit of the job, sorted.
     pub fn units(&self) -> Vec<UnitId> {
@@ -91,11 +112,13 @@ impl StagePlan {
             let producer = &graph.operators[edge.from];
             let id = operators.len();
             let producers = self.stages[sh.from_stage].units.to_string();
+            let mut connector = spec(&sh.topic, (options::PRODUCERS, producers));
+            connector
+                .options
+                .insert(options::GROUP.to_string(), self.job.clone());
             operators.push(Operator {
                 id,
-                kind: OperatorKind::Source {
-                    connector: spec(&sh.topic, (options::PRODUCERS, producers)),
-                },
+                kind: OperatorKind::Source { connector },
                 parallelism: 1,
                 schema: producer.schema.clone(),
                 changelog: edge.changelog,
@@ -108,6 +131,9 @@ impl StagePlan {
             let mut copy = graph.operators[*op].clone();
             copy.id = id;
             copy.parallelism = 1;
+            if let OperatorKind::Source { connector } = &mut copy.kind {
+                with_group(connector, &self.job)?;
+            }
             operators.push(copy);
         }
         for (source, edge) in incoming {

@@ -1,0 +1,296 @@
+//! `riffle job status`: a scaled-out job's processes, unit assignment, lag per queue and
+//! state size per operator, read from what the running members leave on disk and in the
+//! store: the job's plan (`plan.json` in its `.cluster` directory, written when a member
+//! starts), the group's member files, the units' lock and finished files, the offsets the
+//! units' sources commit when a checkpoint completes, and the units' newest checkpoints.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::membership::{allocate_averagely, live_members};
+use crate::units::UnitId;
+use crate::ClusterError;
+
+/// The file in a job's `.cluster` directory that describes its units.
+pub const PLAN_FILE: &str = "plan.json";
+
+/// What `riffle job status` needs to know about a job's units.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanFile {
+    /// The job id.
+    pub job: String,
+    /// The store of the job's topics.
+    pub store_dir: PathBuf,
+    /// The stages.
+    pub stages: Vec<StageFile>,
+}
+
+/// One stage of a [`PlanFile`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageFile {
+    /// Number of units.
+    pub units: usize,
+    /// What each operator of the stage's unit graph is (by its id there).
+    pub operators: Vec<String>,
+    /// The topics the stage reads: (topic, consumer group).
+    pub inputs: Vec<(String, String)>,
+}
+
+/// One unit's line of the status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnitStatus {
+    /// The unit.
+    pub unit: String,
+    /// `finished`, `running` (a process holds its lock) or `waiting`.
+    pub state: String,
+    /// The member the current assignment gives it to.
+    pub owner: Option<String>,
+    /// Per input queue: topic, queue, end offset, consumed (committed) offset.
+    pub lag: Vec<QueueLag>,
+    /// The newest completed checkpoint in the local checkpoint directory.
+    pub checkpoint: Option<u64>,
+}
+
+/// The lag of one input queue of a unit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QueueLag {
+    /// The topic.
+    pub topic: String,
+    /// The queue.
+    pub queue: u32,
+    /// The end (next) offset of the queue.
+    pub end: u64,
+    /// The offset the unit's last completed checkpoint consumed up to.
+    pub consumed: u64,
+}
+
+/// The state size of one operator of a stage, summed over its units.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OperatorState {
+    /// The stage.
+    pub stage: usize,
+    /// The operator (as labelled in the plan).
+    pub operator: String,
+    /// Bytes in the units' newest checkpoints.
+    pub bytes: u64,
+}
+
+/// The status of a scaled-out job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JobStatus {
+    /// The job id.
+    pub job: String,
+    /// The group.
+    pub group: String,
+    /// Live members (processes), sorted as the assignment sorts them.
+    pub members: Vec<String>,
+    /// Every unit.
+    pub units: Vec<UnitStatus>,
+    /// State size per operator.
+    pub state: Vec<OperatorState>,
+}
+
+/// Reads the status of job `job` in group `group` whose checkpoints live under `root`.
+pub fn read(root: &Path, job: &str, group: &str) -> Result<JobStatus, ClusterError> {
+    let cluster = root.join(format!("{job}.cluster"));
+    let plan_path = cluster.join(PLAN_FILE);
+    let text = std::fs::read_to_string(&plan_path).map_err(|e| {
+        ClusterError::new(format!(
+            "job '{job}' has not run with --group under {} ({}: {e})",
+            root.display(),
+            plan_path.display()
+        ))
+    })?;
+    let plan: PlanFile = serde_json::from_str(&text)
+        .map_err(|e| ClusterError::new(format!("{} is corrupted: {e}", plan_path.display())))?;
+    let store = riffle_connectors::rocketmq::shared_store(&plan.store_dir)?;
+    let members = live_members(&cluster.join(format!("group-{group}")))?;
+    let all: Vec<UnitId> = plan
+        .stages
+        .iter()
+        .enumerate()
+        .flat_map(|(stage, s)| (0..s.units).map(move |unit| UnitId { stage, unit }))
+        .collect();
+    let owners: Vec<(String, Vec<UnitId>)> = members
+        .iter()
+        .map(|m| (m.clone(), allocate_averagely(&all, &members, m)))
+        .collect();
+    let mut units = Vec::new();
+    let mut state: Vec<OperatorState> = Vec::new();
+    for unit in &all {
+        let stage = &plan.stages[unit.stage];
+        let finished = cluster.join(format!("{unit}.finished")).exists();
+        let locked = std::fs::File::open(cluster.join(format!("{unit}.lock")))
+            .map(|f| f.try_lock_shared().is_err())
+            .unwrap_or(false);
+        let unit_state = if finished {
+            "finished"
+        } else if locked {
+            "running"
+        } else {
+            "waiting"
+        };
+        let mut lag = Vec::new();
+        for (topic, group) in &stage.inputs {
+            let Ok(config) = store.topic_config(topic) else {
+                continue;
+            };
+            for queue in (0..config.queues).filter(|q| *q as usize % stage.units == unit.unit) {
+                let Ok(info) = store.queue_info(topic, queue) else {
+                    continue;
+                };
+                let consumed = store
+                    .committed_offset(group, topic, queue)
+                    .ok()
+                    .flatten()
+                    .unwrap_or(info.min_offset);
+                lag.push(QueueLag {
+                    topic: topic.clone(),
+                    queue,
+                    end: info.max_offset,
+                    consumed,
+                });
+            }
+        }
+        let job_dir = root.join(unit.job_id(job));
+        let checkpoint = newest_checkpoint(&job_dir);
+        if let Some(n) = checkpoint {
+            for (op, bytes) in state_sizes(&job_dir.join(format!("chk-{n}"))) {
+                let label = stage
+                    .operators
+                    .get(op)
+                    .cloned()
+                    .unwrap_or_else(|| format!("operator {op}"));
+                match state
+                    .iter_mut()
+                    .find(|s| s.stage == unit.stage && s.operator == label)
+                {
+                    Some(s) => s.bytes += bytes,
+                    None => state.push(OperatorState {
+                        stage: unit.stage,
+                        operator: label,
+                        bytes,
+                    }),
+                }
+            }
+        }
+        units.push(UnitStatus {
+            unit: unit.to_string(),
+            state: unit_state.to_string(),
+            owner: owners
+                .iter()
+                .find(|(_, mine)| mine.contains(unit))
+                .map(|(m, _)| m.clone()),
+            lag,
+            checkpoint,
+        });
+    }
+    Ok(JobStatus {
+        job: job.to_string(),
+        group: group.to_string(),
+        members,
+        units,
+        state,
+    })
+}
+
+/// The newest completed checkpoint in a unit's checkpoint directory.
+pub fn newest_checkpoint(job_dir: &Path) -> Option<u64> {
+    std::fs::read_dir(job_dir)
+        .ok()?
+        .flatten()
+        .filter(|e| e.path().join("_metadata").is_file())
+        .filter_map(|e| e.file_name().to_str()?.strip_prefix("chk-")?.parse().ok())
+        .max()
+}
+
+/// Bytes per operator (of the unit graph) in a checkpoint directory: its `<op>-<subtask>.*`
+/// state files and RocksDB directories.
+fn state_sizes(dir: &Path) -> Vec<(usize, u64)> {
+    let mut out: Vec<(usize, u64)> = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(op) = name.split('-').next().and_then(|o| o.parse::<usize>().ok()) else {
+            continue;
+        };
+        let bytes = size_of(&entry.path());
+        match out.iter_mut().find(|(o, _)| *o == op) {
+            Some((_, b)) => *b += bytes,
+            None => out.push((op, bytes)),
+        }
+    }
+    out.sort();
+    out
+}
+
+fn size_of(path: &Path) -> u64 {
+    if path.is_dir() {
+        std::fs::read_dir(path)
+            .map(|entries| entries.flatten().map(|e| size_of(&e.path())).sum())
+            .unwrap_or(0)
+    } else {
+        std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+    }
+}
+
+impl JobStatus {
+    /// The status as text tables.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "job {} — group {}: {} process(es)",
+            self.job,
+            self.group,
+            self.members.len()
+        );
+        for m in &self.members {
+            let units: Vec<&str> = self
+                .units
+                .iter()
+                .filter(|u| u.owner.as_deref() == Some(m.as_str()))
+                .map(|u| u.unit.as_str())
+                .collect();
+            let _ = writeln!(out, "  {m}  units {}", units.join(" "));
+        }
+        let _ = writeln!(
+            out,
+            "\nUNIT   STATE     CHECKPOINT  INPUT QUEUE (consumed/end, lag)"
+        );
+        for u in &self.units {
+            let checkpoint = u.checkpoint.map_or("-".to_string(), |c| c.to_string());
+            let inputs: Vec<String> = u
+                .lag
+                .iter()
+                .map(|l| {
+                    format!(
+                        "{}[{}] {}/{} lag {}",
+                        l.topic,
+                        l.queue,
+                        l.consumed,
+                        l.end,
+                        l.end.saturating_sub(l.consumed)
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "{:<6} {:<9} {:<11} {}",
+                u.unit,
+                u.state,
+                checkpoint,
+                inputs.join(", ")
+            );
+        }
+        let _ = writeln!(out, "\nSTAGE  STATE BYTES  OPERATOR");
+        for s in &self.state {
+            let _ = writeln!(out, "{:<6} {:<12} {}", s.stage, s.bytes, s.operator);
+        }
+        out
+    }
+}
