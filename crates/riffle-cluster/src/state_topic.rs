@@ -143,7 +143,7 @@ impl StateTopic {
     }
 
     /// The newest complete checkpoint in the unit's queue: its number and files.
-    fn newest(&self) -> Result<Option<(u64, Vec<(String, Vec<u8>)>)>, ClusterError> {
+    fn newest(&self) -> Result<Option<(u64, Files)>, ClusterError> {
         let info = self
             .store
             .queue_info(&self.topic, self.queue())
@@ -187,7 +187,7 @@ impl StateTopic {
             }
         }
         Ok(newest.map(|(checkpoint, pieces)| {
-            let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+            let mut files: Files = Vec::new();
             for (_, path, bytes) in pieces {
                 match files.last_mut() {
                     Some((p, b)) if *p == path => b.extend_from_slice(&bytes),
@@ -198,6 +198,9 @@ impl StateTopic {
         }))
     }
 }
+
+/// A checkpoint's files: (path relative to its directory, bytes).
+type Files = Vec<(String, Vec<u8>)>;
 
 /// The newest completed checkpoint in a job's checkpoint directory.
 fn local_newest(job_dir: &Path) -> Option<u64> {
