@@ -171,6 +171,15 @@ pub trait SourceReader: Send {
         ))
     }
 
+    /// Continues from the positions of every subtask of a checkpoint taken with another
+    /// parallelism (`positions[i]`: old subtask `i`'s, empty when it had none): the reader
+    /// takes the position of each split it now reads. The default refuses (the error says why).
+    fn restore_rescaled(&mut self, _positions: &[&[u8]]) -> Result<()> {
+        Err(ConnectorError::new(
+            "its read positions cannot be redistributed over other subtasks",
+        ))
+    }
+
     /// Checkpoint `checkpoint` is complete: its position will never be replayed before.
     fn checkpoint_complete(&mut self, _checkpoint: u64) -> Result<()> {
         Ok(())

@@ -5,10 +5,9 @@ use std::sync::Arc;
 use arrow::array::UInt32Array;
 use arrow::compute::take_record_batch;
 use arrow::row::{RowConverter, SortField};
-use datafusion::common::hash_utils::create_hashes;
-use datafusion::common::hash_utils::RandomState;
 use riffle_connectors::{ChangeBatch, RowKind};
 use riffle_plan::Partitioning;
+use riffle_state::{fnv1a, KeyGroups};
 use tokio::sync::mpsc::Sender;
 
 use crate::task::RuntimeError;
@@ -39,6 +38,8 @@ pub struct EdgeOutput {
     pub subtask: usize,
     /// Round-robin position (rebalance).
     pub next: usize,
+    /// The job's key groups: a hash edge sends a row to the subtask owning its key's group.
+    pub key_groups: KeyGroups,
 }
 
 /// All outgoing edges of a subtask.
@@ -102,7 +103,7 @@ impl Output {
                             .map_err(|_| closed())?;
                         continue;
                     }
-                    let parts = hash_partition(&batch, keys, n)?;
+                    let parts = key_group_partition(&batch, keys, n, edge.key_groups)?;
                     for (target, part) in parts.into_iter().enumerate() {
                         if let Some(part) = part {
                             let (tx, ch) = &edge.targets[target];
@@ -129,32 +130,42 @@ impl Output {
     }
 }
 
-/// Splits rows by the hash of their key columns into `n` parts (same key, same part).
-fn hash_partition(
+/// The key group of every row of `batch` keyed by `keys`: the FNV-1a hash of the key columns
+/// in Arrow's row format, as keyed operators encode their state's keys (so a row and its
+/// key's state meet on one subtask, whatever the parallelism).
+pub fn key_groups_of_rows(
+    batch: &arrow::record_batch::RecordBatch,
+    keys: &[usize],
+    groups: KeyGroups,
+) -> Result<Vec<u16>, RuntimeError> {
+    if let Some(k) = keys.iter().find(|k| **k >= batch.num_columns()) {
+        return Err(RuntimeError::new(format!(
+            "hash key column {k} out of range"
+        )));
+    }
+    let columns = crate::operators::key_columns(batch, keys);
+    let types: Vec<_> = columns.iter().map(|c| c.data_type().clone()).collect();
+    let rows = key_converter(&types)?.convert_columns(&columns)?;
+    Ok(rows
+        .iter()
+        .map(|row| groups.of_hash(fnv1a(row.data())))
+        .collect())
+}
+
+/// Splits rows over `n` subtasks by the key group of their key columns (same key, same
+/// subtask: the one owning its group).
+fn key_group_partition(
     batch: &ChangeBatch,
     keys: &[usize],
     n: usize,
+    groups: KeyGroups,
 ) -> Result<Vec<Option<ChangeBatch>>, RuntimeError> {
-    let rows = batch.num_rows();
-    let mut columns = Vec::with_capacity(keys.len());
-    for k in keys {
-        match batch.batch.columns().get(*k) {
-            Some(c) => columns.push(c.clone()),
-            None => {
-                return Err(RuntimeError::new(format!(
-                    "hash key column {k} out of range"
-                )))
-            }
-        }
-    }
-    let mut hashes = vec![0u64; rows];
-    let state = RandomState::with_seed(0);
-    if !columns.is_empty() {
-        create_hashes(&columns, &state, &mut hashes).map_err(RuntimeError::from)?;
-    }
     let mut indices: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (row, h) in hashes.iter().enumerate() {
-        indices[(*h % n as u64) as usize].push(row as u32);
+    for (row, group) in key_groups_of_rows(&batch.batch, keys, groups)?
+        .into_iter()
+        .enumerate()
+    {
+        indices[groups.subtask_of(group, n)].push(row as u32);
     }
     let mut out = Vec::with_capacity(n);
     for idx in indices {

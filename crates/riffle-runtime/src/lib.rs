@@ -15,6 +15,7 @@
 mod accumulator;
 pub mod checkpoint;
 mod exchange;
+pub mod keyed_snapshot;
 pub mod metrics;
 mod operators;
 mod state_codec;

@@ -14,7 +14,8 @@ use riffle_plan::{FlinkSession, JobGraph, OperatorKind};
 use tokio::sync::mpsc::{self, Receiver, Sender};
 use tokio::task::JoinSet;
 
-use crate::checkpoint::coordinator::{commit_all, Coordinator, Report, SourceCommand};
+use crate::checkpoint::coordinator::{Coordinator, Report, SourceCommand};
+use crate::checkpoint::redistribute::{self, SubtaskState};
 use crate::checkpoint::storage::{read_checkpoint, CheckpointStore, OperatorMeta, Restored};
 use crate::checkpoint::{fingerprint, CheckpointConfig, TaskId};
 use crate::exchange::{EdgeOutput, Envelope, Message, Output};
@@ -110,7 +111,7 @@ impl Checkpointing {
             None => store.latest()?,
         };
         if let Some(r) = &restored {
-            check_compatible(r, &operators, &config.job_id)?;
+            check_compatible(r, &operators, &config)?;
         }
         store.clean()?;
         // Numbers go on after both the restored checkpoint and any of the job's own.
@@ -140,22 +141,34 @@ impl Checkpointing {
         })
     }
 
-    fn state(&self, task: TaskId) -> Option<&[u8]> {
-        self.restored
-            .as_ref()
-            .and_then(|r| r.states.get(&task))
-            .map(Vec::as_slice)
+    /// What subtask `task` of an operator with `parallelism` subtasks restores.
+    fn state(&self, task: TaskId, parallelism: usize) -> SubtaskState<'_> {
+        match &self.restored {
+            Some(r) => {
+                redistribute::subtask_state(r, task, parallelism, self.config.key_groups)
+            }
+            None => SubtaskState::None,
+        }
     }
 }
 
-/// Refuses to restore a checkpoint of a different job graph.
+/// Refuses to restore a checkpoint of a different job graph or maximum parallelism (a changed
+/// parallelism is fine: state is redistributed by key group).
 fn check_compatible(
     restored: &Restored,
     operators: &[OperatorMeta],
-    job_id: &str,
+    config: &CheckpointConfig,
 ) -> Result<(), RuntimeError> {
+    let job_id = &config.job_id;
     let theirs = &restored.metadata.operators;
     let where_ = restored.dir.display();
+    let max = config.key_groups.max_parallelism();
+    if restored.metadata.max_parallelism != max {
+        return Err(RuntimeError::new(format!(
+            "checkpoint {where_} of job '{job_id}' was taken with 'pipeline.max-parallelism' {}, the job now has {max}: the maximum parallelism (the number of key groups) cannot change",
+            restored.metadata.max_parallelism
+        )));
+    }
     if theirs.len() != operators.len() {
         return Err(RuntimeError::new(format!(
             "checkpoint {where_} has {} operators, the job has {}: the job changed since it was checkpointed (run it under another job id, e.g. `--job-id`)",
@@ -168,12 +181,6 @@ fn check_compatible(
             return Err(RuntimeError::new(format!(
                 "checkpoint {where_} of job '{job_id}': operator {} was {}, it is now {}: the job changed since it was checkpointed (run it under another job id, e.g. `--job-id`)",
                 a.id, a.fingerprint, b.fingerprint
-            )));
-        }
-        if a.parallelism != b.parallelism {
-            return Err(RuntimeError::new(format!(
-                "unsupported feature: restoring checkpoint {where_} with another parallelism (operator {} had {} subtasks, now {})",
-                a.id, a.parallelism, b.parallelism
             )));
         }
     }
@@ -193,6 +200,7 @@ pub fn build(
 ) -> Result<Job, RuntimeError> {
     let stop = &options.stop;
     let ops = &graph.operators;
+    let key_groups = crate::checkpoint::key_groups(graph)?;
     let mut checkpointing = checkpoint
         .map(|c| Checkpointing::new(graph, c, stop, options.from_savepoint.as_deref(), metrics))
         .transpose()?;
@@ -258,6 +266,7 @@ pub fn build(
                     targets,
                     subtask: index,
                     next: index,
+                    key_groups,
                 });
             }
             let work = match &op.kind {
@@ -292,11 +301,7 @@ pub fn build(
                                 if let Some(committer) = writer.enable_exactly_once(&id)? {
                                     // A restored transaction may not have been published yet.
                                     if let Some(r) = &c.restored {
-                                        commit_all(
-                                            &[(task_id, committer.clone())],
-                                            r.metadata.checkpoint,
-                                            &r.states,
-                                        )?;
+                                        commit_restored(r, task_id, op.parallelism, &committer)?;
                                     }
                                     c.coordinator.committers.push((task_id, committer));
                                 }
@@ -307,7 +312,7 @@ pub fn build(
                             op,
                             &inputs,
                             session,
-                            &state_context(graph, checkpointing.as_ref(), task_id)?,
+                            &state_context(graph, checkpointing.as_ref(), task_id, key_groups)?,
                         )?,
                     };
                     if let Some(reason) = checkpointing
@@ -333,8 +338,26 @@ pub fn build(
                 Work::Source(mut reader) => {
                     let control = match (control, checkpointing.as_mut()) {
                         (Some(mut control), Some(c)) => {
-                            if let Some(state) = c.state(task_id) {
-                                reader.restore_position(state)?;
+                            match c.state(task_id, op.parallelism) {
+                                SubtaskState::None => {}
+                                SubtaskState::Same(state) => reader.restore_position(state)?,
+                                SubtaskState::Rescaled {
+                                    old_parallelism,
+                                    all,
+                                    ..
+                                } => {
+                                    let positions: Vec<&[u8]> =
+                                        all.into_iter().map(Option::unwrap_or_default).collect();
+                                    reader.restore_rescaled(&positions).map_err(|e| {
+                                        RuntimeError::new(format!(
+                                            "unsupported feature: restoring source operator {} ({}) with another parallelism ({old_parallelism} subtasks in the checkpoint, {} now): {}",
+                                            op.id,
+                                            fingerprint(op),
+                                            op.parallelism,
+                                            e.message
+                                        ))
+                                    })?;
+                                }
                             }
                             let (tx, rx) = std_mpsc::channel();
                             c.coordinator.sources.push((task_id, tx));
@@ -347,9 +370,14 @@ pub fn build(
                     Box::pin(run_source(reader, output, stop.clone(), control, figures))
                 }
                 Work::Operator(mut operator, rx, inputs) => {
-                    if let Some(state) = checkpointing.as_ref().and_then(|c| c.state(task_id)) {
+                    if let Some(c) = checkpointing.as_ref() {
                         if !matches!(op.kind, OperatorKind::Sink { .. }) {
-                            operator.restore(state)?;
+                            restore_operator(
+                                operator.as_mut(),
+                                c.state(task_id, op.parallelism),
+                                op,
+                                key_groups,
+                            )?;
                         }
                     }
                     let figures = metrics.subtask(task_id);
@@ -369,13 +397,81 @@ pub fn build(
     Ok(Job { tasks })
 }
 
+/// Commits again the restored transactions sink subtask `task` (of `parallelism` now) takes:
+/// its own, or, when the parallelism changed, those [`redistribute::transactions_of`] gives it.
+fn commit_restored(
+    restored: &Restored,
+    task: TaskId,
+    parallelism: usize,
+    committer: &std::sync::Arc<dyn riffle_connectors::Committer>,
+) -> Result<(), RuntimeError> {
+    let old = restored
+        .metadata
+        .operators
+        .iter()
+        .find(|o| o.id == task.operator)
+        .map_or(parallelism, |o| o.parallelism);
+    let olds = if old == parallelism {
+        vec![task.subtask]
+    } else {
+        redistribute::transactions_of(task.subtask, parallelism, old)
+    };
+    for subtask in olds {
+        let theirs = TaskId {
+            operator: task.operator,
+            subtask,
+        };
+        if let Some(txn) = restored.states.get(&theirs) {
+            committer.commit(restored.metadata.checkpoint, txn)?;
+        }
+    }
+    Ok(())
+}
+
+/// Restores an operator subtask's state; with another parallelism, from the entries of its key
+/// groups (an operator whose state is not split by key group is refused by name).
+fn restore_operator(
+    operator: &mut dyn StreamOperator,
+    state: SubtaskState<'_>,
+    op: &riffle_plan::Operator,
+    key_groups: riffle_state::KeyGroups,
+) -> Result<(), RuntimeError> {
+    match state {
+        SubtaskState::None => Ok(()),
+        SubtaskState::Same(state) => operator.restore(state),
+        SubtaskState::Rescaled {
+            old_parallelism,
+            overlapping,
+            range,
+            ..
+        } => {
+            if !operator.keyed_snapshot() {
+                return Err(RuntimeError::new(format!(
+                    "unsupported feature: restoring operator {} ({}) with another parallelism ({old_parallelism} subtasks in the checkpoint, {} now): its state is not split by key group",
+                    op.id,
+                    fingerprint(op),
+                    op.parallelism
+                )));
+            }
+            let what = format!("operator {}", op.id);
+            let merged = crate::keyed_snapshot::merge(&overlapping, range, key_groups, &what)?;
+            operator.restore(&merged)
+        }
+    }
+}
+
 /// Where subtask `task` keeps its keyed state: `state.backend.type`; RocksDB works in the
 /// job's checkpoint directory when checkpointing, else in a temporary directory.
 fn state_context(
     graph: &JobGraph,
     checkpointing: Option<&Checkpointing>,
     task: TaskId,
+    key_groups: riffle_state::KeyGroups,
 ) -> Result<operators::StateContext, RuntimeError> {
+    let parallelism = graph
+        .operators
+        .get(task.operator)
+        .map_or(1, |op| op.parallelism);
     let backend = match graph
         .config
         .get("state.backend.type")
@@ -395,6 +491,14 @@ fn state_context(
                 checkpoint_dir: Some(dir),
                 restore_dir: c.restored.as_ref().map(|r| r.dir.clone()),
                 task,
+                key_groups: c.config.key_groups,
+                rescaled: c.restored.as_ref().is_some_and(|r| {
+                    r.metadata
+                        .operators
+                        .iter()
+                        .any(|o| o.id == task.operator && o.parallelism != parallelism)
+                }),
+                key_group_range: c.config.key_groups.range_of(task.subtask, parallelism),
             }
         }
         None => operators::StateContext {
@@ -406,6 +510,9 @@ fn state_context(
             checkpoint_dir: None,
             restore_dir: None,
             task,
+            key_groups,
+            rescaled: false,
+            key_group_range: key_groups.range_of(task.subtask, parallelism),
         },
     })
 }

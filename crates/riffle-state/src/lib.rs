@@ -4,7 +4,7 @@
 //! = `hashmap`, Flink's default and Riffle's) or in a [`StateBackend`]: Riffle's own trait, so
 //! that the RocksDB crate version can move without touching operators. The RocksDB backend
 //! ([`RocksDbBackend`]) keeps one column family per state table of an operator and prefixes
-//! every key with its *key group* ([`key_group`], big-endian `u16`), Flink's unit of state
+//! every key with its *key group* ([`KeyGroups`], big-endian `u16`), Flink's unit of state
 //! redistribution: a subtask owns a contiguous range of key groups, so state can be split or
 //! merged by key-group range when the parallelism changes. A checkpoint is a RocksDB checkpoint
 //! (hard links to the immutable SST files plus a fresh manifest) in a directory of the job's
@@ -19,8 +19,10 @@ use std::path::Path;
 
 pub use rocks::RocksDbBackend;
 
-/// Number of key groups (Flink's default maximum parallelism).
-pub const KEY_GROUPS: u16 = 128;
+/// Flink's default maximum parallelism (`pipeline.max-parallelism`), the number of key groups.
+pub const DEFAULT_MAX_PARALLELISM: usize = 128;
+/// The largest maximum parallelism Flink accepts (2^15).
+pub const UPPER_MAX_PARALLELISM: usize = 32_768;
 
 /// A state backend failure.
 #[derive(Debug, thiserror::Error)]
@@ -67,22 +69,73 @@ pub trait StateBackend: Send {
     fn checkpoint(&mut self, dir: &Path) -> Result<()>;
 }
 
-/// The key group of a key: a stable hash (FNV-1a) modulo [`KEY_GROUPS`].
-pub fn key_group(key: &[u8]) -> u16 {
-    let hash = key.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+/// 64-bit FNV-1a of `bytes`: a stable hash (the same on every build and platform).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    (hash % u64::from(KEY_GROUPS)) as u16
+    })
 }
 
-/// The key groups subtask `index` of `parallelism` owns (Flink's
-/// `KeyGroupRangeAssignment`: contiguous, as even as possible).
-pub fn key_groups_of(index: usize, parallelism: usize) -> Range<u16> {
-    let p = parallelism.max(1);
-    let total = usize::from(KEY_GROUPS);
-    let start = (index * total).div_ceil(p);
-    let end = ((index + 1) * total).div_ceil(p);
-    (start.min(total) as u16)..(end.min(total) as u16)
+/// The key groups of a job: as many as its maximum parallelism (Flink's
+/// `KeyGroupRangeAssignment`). A key's group is the FNV-1a hash of its encoded bytes modulo
+/// that number; subtask `i` of `p` owns a contiguous range of groups. The exchange routes a
+/// row to the subtask owning its key's group and state is split by the same function, so a
+/// key's state is always where its rows go, whatever the parallelism.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyGroups {
+    count: u16,
+}
+
+impl Default for KeyGroups {
+    fn default() -> Self {
+        Self {
+            count: DEFAULT_MAX_PARALLELISM as u16,
+        }
+    }
+}
+
+impl KeyGroups {
+    /// The key groups of a job whose maximum parallelism is `max_parallelism` (1 to 32768).
+    pub fn new(max_parallelism: usize) -> Result<Self> {
+        if max_parallelism == 0 || max_parallelism > UPPER_MAX_PARALLELISM {
+            return Err(StateError(format!(
+                "'pipeline.max-parallelism' must be between 1 and {UPPER_MAX_PARALLELISM}, got {max_parallelism}"
+            )));
+        }
+        Ok(Self {
+            count: max_parallelism as u16,
+        })
+    }
+
+    /// The maximum parallelism: the number of key groups.
+    pub fn max_parallelism(self) -> usize {
+        usize::from(self.count)
+    }
+
+    /// The key group of an encoded key.
+    pub fn of_key(self, key: &[u8]) -> u16 {
+        self.of_hash(fnv1a(key))
+    }
+
+    /// The key group of a key whose [`fnv1a`] hash is `hash`.
+    pub fn of_hash(self, hash: u64) -> u16 {
+        (hash % u64::from(self.count)) as u16
+    }
+
+    /// The subtask (of `parallelism`) that owns key group `group`: Flink's
+    /// `group * parallelism / maxParallelism`.
+    pub fn subtask_of(self, group: u16, parallelism: usize) -> usize {
+        usize::from(group) * parallelism.max(1) / usize::from(self.count)
+    }
+
+    /// The key groups subtask `index` of `parallelism` owns: contiguous, as even as possible.
+    pub fn range_of(self, index: usize, parallelism: usize) -> Range<u16> {
+        let p = parallelism.max(1);
+        let total = usize::from(self.count);
+        let start = (index * total).div_ceil(p);
+        let end = ((index + 1) * total).div_ceil(p);
+        (start.min(total) as u16)..(end.min(total) as u16)
+    }
 }
 
 #[cfg(test)]
@@ -90,18 +143,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn key_group_ranges_cover_every_group_once() {
-        for p in [1, 2, 3, 7, 128] {
-            let mut next = 0;
-            for i in 0..p {
-                let r = key_groups_of(i, p);
-                assert_eq!(r.start, next);
-                next = r.end;
+    fn key_group_ranges_cover_every_group_once_and_match_the_owner() {
+        for max in [1, 7, 128, 1000] {
+            let groups = KeyGroups::new(max).unwrap();
+            for p in [1, 2, 3, 7, max] {
+                if p > max {
+                    continue;
+                }
+                let mut next = 0;
+                for i in 0..p {
+                    let r = groups.range_of(i, p);
+                    assert_eq!(r.start, next);
+                    for g in r.clone() {
+                        assert_eq!(groups.subtask_of(g, p), i, "max {max} p {p} group {g}");
+                    }
+                    next = r.end;
+                }
+                assert_eq!(usize::from(next), max);
             }
-            assert_eq!(next, KEY_GROUPS);
         }
-        assert!(key_group(b"user-7") < KEY_GROUPS);
-        assert_eq!(key_group(b"user-7"), key_group(b"user-7"));
+        let groups = KeyGroups::default();
+        assert!(groups.of_key(b"user-7") < 128);
+        assert_eq!(groups.of_key(b"user-7"), groups.of_key(b"user-7"));
+        assert_eq!(groups.of_key(b"user-7"), groups.of_hash(fnv1a(b"user-7")));
+        assert!(KeyGroups::new(0).is_err());
+        assert!(KeyGroups::new(40_000).is_err());
     }
 
     #[test]

@@ -419,6 +419,14 @@ impl SourceReader for RocketMqSource {
         Ok(w.finish())
     }
 
+    /// Every old subtask's queue offsets: this subtask keeps those of the queues it reads now.
+    fn restore_rescaled(&mut self, positions: &[&[u8]]) -> Result<()> {
+        for position in positions.iter().filter(|p| !p.is_empty()) {
+            self.restore_position(position)?;
+        }
+        Ok(())
+    }
+
     fn restore_position(&mut self, position: &[u8]) -> Result<()> {
         let what = self.what();
         let mut r = StateReader::new(position, &what);

@@ -120,7 +120,12 @@ impl Coordinator {
             states,
             ..
         } = pending;
-        let mut metadata = Metadata::new(&self.config.job_id, id, self.operators.clone());
+        let mut metadata = Metadata::new(
+            &self.config.job_id,
+            id,
+            self.config.key_groups.max_parallelism(),
+            self.operators.clone(),
+        );
         let bytes = self.store.write(&mut metadata, &states)?;
         if let Some(hook) = &self.on_written {
             hook(id, &self.store.checkpoint_dir(id))?;

@@ -8,6 +8,7 @@
 //! checkpoint ([`storage`]) and then has the sinks' committers publish the transactions.
 
 pub mod coordinator;
+pub mod redistribute;
 pub mod savepoint;
 pub mod storage;
 
@@ -15,6 +16,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use riffle_plan::JobGraph;
+use riffle_state::KeyGroups;
 
 use crate::task::RuntimeError;
 
@@ -39,6 +41,37 @@ pub struct CheckpointConfig {
     pub root: PathBuf,
     /// The job's id.
     pub job_id: String,
+    /// The job's key groups (`pipeline.max-parallelism`).
+    pub key_groups: KeyGroups,
+}
+
+/// The key groups of `graph`: `pipeline.max-parallelism` (Flink's option; default 128), which
+/// must be at least every operator's parallelism.
+pub fn key_groups(graph: &JobGraph) -> Result<KeyGroups, RuntimeError> {
+    let groups = match graph.config.get("pipeline.max-parallelism") {
+        Some(text) => {
+            let n: usize = text.trim().parse().map_err(|_| {
+                RuntimeError::new(format!(
+                    "'pipeline.max-parallelism' must be a positive integer, got '{text}'"
+                ))
+            })?;
+            KeyGroups::new(n)?
+        }
+        None => KeyGroups::default(),
+    };
+    if let Some(op) = graph
+        .operators
+        .iter()
+        .find(|op| op.parallelism > groups.max_parallelism())
+    {
+        return Err(RuntimeError::new(format!(
+            "operator {} has parallelism {}, above 'pipeline.max-parallelism' ({})",
+            op.id,
+            op.parallelism,
+            groups.max_parallelism()
+        )));
+    }
+    Ok(groups)
 }
 
 impl CheckpointConfig {
@@ -67,6 +100,7 @@ impl CheckpointConfig {
             interval,
             root,
             job_id,
+            key_groups: key_groups(graph)?,
         }))
     }
 }

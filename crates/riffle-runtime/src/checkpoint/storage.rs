@@ -35,10 +35,18 @@ pub struct Metadata {
     pub job_id: String,
     /// Checkpoint number.
     pub checkpoint: u64,
+    /// The job's maximum parallelism (its number of key groups); checkpoints written before
+    /// it was recorded had Flink's default, 128.
+    #[serde(default = "default_max_parallelism")]
+    pub max_parallelism: usize,
     /// The job's operators when the checkpoint was taken.
     pub operators: Vec<OperatorMeta>,
     /// One entry per subtask.
     pub tasks: Vec<TaskMeta>,
+}
+
+fn default_max_parallelism() -> usize {
+    riffle_state::DEFAULT_MAX_PARALLELISM
 }
 
 /// An operator of a checkpointed job.
@@ -262,7 +270,12 @@ pub fn read_checkpoint(dir: &Path) -> Result<Restored, RuntimeError> {
 
 impl Metadata {
     /// Metadata of checkpoint `checkpoint` of a job with `operators`, before states are written.
-    pub fn new(job_id: &str, checkpoint: u64, operators: Vec<OperatorMeta>) -> Self {
+    pub fn new(
+        job_id: &str,
+        checkpoint: u64,
+        max_parallelism: usize,
+        operators: Vec<OperatorMeta>,
+    ) -> Self {
         let tasks = operators
             .iter()
             .flat_map(|op| {
@@ -279,6 +292,7 @@ impl Metadata {
             format: FORMAT,
             job_id: job_id.to_string(),
             checkpoint,
+            max_parallelism,
             operators,
             tasks,
         }
@@ -307,7 +321,7 @@ mod tests {
         states.insert(task(0, 1), Vec::new());
         for n in 1..=3 {
             store
-                .write(&mut Metadata::new("job", n, ops.clone()), &states)
+                .write(&mut Metadata::new("job", n, 128, ops.clone()), &states)
                 .unwrap();
         }
         // A checkpoint that never got its metadata.

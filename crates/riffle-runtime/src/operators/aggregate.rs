@@ -268,7 +268,7 @@ pub(super) fn key_values(
 
 /// The key columns of `batch`; a constant column when there are no keys (global aggregation),
 /// so that every row gets the same (empty) key.
-pub(super) fn key_columns(batch: &RecordBatch, keys: &[usize]) -> Vec<ArrayRef> {
+pub(crate) fn key_columns(batch: &RecordBatch, keys: &[usize]) -> Vec<ArrayRef> {
     if keys.is_empty() {
         return vec![Arc::new(arrow::array::Int8Array::from(vec![
             0i8;
@@ -557,6 +557,10 @@ impl StreamOperator for GroupAggregate {
         let (codec, calls) = (&self.codec, &self.calls);
         self.groups
             .restore(state, &self.converter, &|r| codec.read(calls, r))
+    }
+
+    fn keyed_snapshot(&self) -> bool {
+        true
     }
 
     fn process(

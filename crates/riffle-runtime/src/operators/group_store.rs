@@ -14,6 +14,7 @@ use riffle_connectors::snapshot::{StateReader, StateWriter};
 use riffle_state::{BackendKind, RocksDbBackend, StateBackend};
 
 use crate::checkpoint::TaskId;
+use crate::keyed_snapshot::{KeyedSnapshot, KeyedSnapshotWriter};
 use crate::task::RuntimeError;
 
 /// Where one operator subtask keeps its keyed state.
@@ -32,6 +33,13 @@ pub struct StateContext {
     pub restore_dir: Option<PathBuf>,
     /// The subtask.
     pub task: TaskId,
+    /// The job's key groups.
+    pub key_groups: riffle_state::KeyGroups,
+    /// The key groups this subtask owns.
+    pub key_group_range: std::ops::Range<u16>,
+    /// The restored checkpoint has another parallelism for this operator: RocksDB state is
+    /// gathered by key-group range instead of hard-linked.
+    pub rescaled: bool,
 }
 
 impl From<riffle_state::StateError> for RuntimeError {
@@ -45,9 +53,11 @@ pub(super) type Encode<'a, V> = &'a dyn Fn(&V, &mut StateWriter) -> Result<(), R
 /// Decodes a value written by an [`Encode`].
 pub(super) type Decode<'a, V> = &'a dyn Fn(&mut StateReader<'_>) -> Result<V, RuntimeError>;
 
-/// Snapshot tags.
+/// Where a snapshot's entries are (its operator-wide part).
 const MEMORY: u8 = 0;
 const ROCKSDB: u8 = 1;
+/// The table of a snapshot's entries.
+const GROUPS: u8 = 0;
 
 /// Values of type `V` per encoded key.
 pub(super) enum GroupStore<V> {
@@ -87,7 +97,12 @@ impl<V> GroupStore<V> {
         Ok(match context.backend {
             BackendKind::HashMap => GroupStore::Memory(HashMap::new()),
             BackendKind::RocksDb => GroupStore::Backend(Box::new(BackendStore {
-                db: Some(RocksDbBackend::open(&context.working_dir, &[table], None)?),
+                db: Some(RocksDbBackend::open(
+                    &context.working_dir,
+                    &[table],
+                    None,
+                    context.key_groups,
+                )?),
                 table,
                 context: context.clone(),
             })),
@@ -152,22 +167,20 @@ impl<V> GroupStore<V> {
         }
     }
 
-    /// The state for checkpoint `checkpoint`.
+    /// The state for checkpoint `checkpoint`: a keyed snapshot whose operator-wide part
+    /// says where the entries are (in the snapshot, or in a RocksDB checkpoint).
     pub(super) fn snapshot(
         &mut self,
         checkpoint: u64,
         encode: Encode<'_, V>,
     ) -> Result<Vec<u8>, RuntimeError> {
+        let mut out = KeyedSnapshotWriter::new();
         let mut w = StateWriter::new();
         match self {
             GroupStore::Memory(map) => {
                 w.u8(MEMORY);
-                w.length(map.len());
                 for (key, value) in map.iter() {
-                    w.bytes(key.row().data());
-                    let mut v = StateWriter::new();
-                    encode(value, &mut v)?;
-                    w.bytes(&v.finish());
+                    out.entry(GROUPS, key.row().data(), |v| encode(value, v))?;
                 }
             }
             GroupStore::Backend(store) => {
@@ -188,65 +201,96 @@ impl<V> GroupStore<V> {
                 w.str(&relative);
             }
         }
-        Ok(w.finish())
+        out.global(w.finish());
+        Ok(out.finish())
     }
 
-    /// Replaces the (empty) store with a snapshot's content.
+    /// Replaces the (empty) store with a snapshot's content (possibly merged from several
+    /// subtasks of another parallelism).
     pub(super) fn restore(
         &mut self,
         state: &[u8],
         converter: &RowConverter,
         decode: Decode<'_, V>,
     ) -> Result<(), RuntimeError> {
-        let mut r = StateReader::new(state, "keyed state");
-        let tag = r.u8()?;
-        match (tag, self) {
-            (MEMORY, GroupStore::Memory(map)) => {
-                let parser = converter.parser();
-                map.clear();
-                for _ in 0..r.length()? {
-                    let key = parser.parse(r.bytes()?).owned();
-                    let bytes = r.bytes()?;
-                    let mut v = StateReader::new(bytes, "keyed state");
-                    map.insert(key, decode(&mut v)?);
-                    v.finish()?;
+        let snapshot = KeyedSnapshot::parse(state, "keyed state")?;
+        let mut rocksdb = Vec::new();
+        for global in &snapshot.globals {
+            let mut r = StateReader::new(global, "keyed state");
+            match r.u8()? {
+                MEMORY => {}
+                ROCKSDB => rocksdb.push(r.str()?),
+                other => {
+                    return Err(RuntimeError::new(format!(
+                        "corrupted keyed state (kind {other})"
+                    )))
                 }
             }
-            (MEMORY, GroupStore::Backend(store)) => {
-                let table = store.table;
-                for _ in 0..r.length()? {
-                    let key = r.bytes()?;
-                    let value = r.bytes()?;
-                    store.db()?.put(table, key, value)?;
-                }
-            }
-            (ROCKSDB, GroupStore::Backend(store)) => {
-                let relative = r.str()?;
-                // The RocksDB checkpoint sits next to the state file (also in a savepoint).
-                let name = std::path::Path::new(&relative)
-                    .file_name()
-                    .ok_or_else(|| RuntimeError::new("corrupted keyed state (RocksDB path)"))?;
-                let Some(restore_dir) = store.context.restore_dir.clone() else {
-                    return Err(RuntimeError::new("RocksDB state: no checkpoint directory"));
-                };
-                drop(store.db.take());
-                store.db = Some(RocksDbBackend::open(
-                    &store.context.working_dir,
-                    &[store.table],
-                    Some(&restore_dir.join(name)),
-                )?);
-            }
-            (ROCKSDB, GroupStore::Memory(_)) => {
+            r.finish()?;
+        }
+        match self {
+            GroupStore::Memory(_) if !rocksdb.is_empty() => {
                 return Err(RuntimeError::new(
                     "the checkpoint holds RocksDB state: set 'state.backend.type' = 'rocksdb' to restore it",
                 ))
             }
-            (other, _) => {
-                return Err(RuntimeError::new(format!(
-                    "corrupted keyed state (kind {other})"
-                )))
+            GroupStore::Memory(map) => {
+                let parser = converter.parser();
+                map.clear();
+                for e in snapshot.table(GROUPS) {
+                    let mut v = StateReader::new(e.value, "keyed state");
+                    map.insert(parser.parse(e.key).owned(), decode(&mut v)?);
+                    v.finish()?;
+                }
+            }
+            GroupStore::Backend(store) => {
+                if !rocksdb.is_empty() {
+                    store.reopen(&rocksdb)?;
+                }
+                let table = store.table;
+                for e in snapshot.table(GROUPS) {
+                    store.db()?.put(table, e.key, e.value)?;
+                }
             }
         }
-        Ok(r.finish()?)
+        Ok(())
+    }
+}
+
+impl BackendStore {
+    /// Reopens the database from the RocksDB checkpoints `relative` (paths written by
+    /// [`GroupStore::snapshot`], found next to the restored state files): hard links of the
+    /// subtask's own checkpoint, or, when the parallelism changed, the entries of this
+    /// subtask's key groups gathered from every checkpoint given.
+    fn reopen(&mut self, relative: &[String]) -> Result<(), RuntimeError> {
+        let Some(restore_dir) = self.context.restore_dir.clone() else {
+            return Err(RuntimeError::new("RocksDB state: no checkpoint directory"));
+        };
+        let mut sources = Vec::with_capacity(relative.len());
+        for path in relative {
+            // The RocksDB checkpoint sits next to the state file (also in a savepoint).
+            let name = std::path::Path::new(path)
+                .file_name()
+                .ok_or_else(|| RuntimeError::new("corrupted keyed state (RocksDB path)"))?;
+            sources.push(restore_dir.join(name));
+        }
+        drop(self.db.take());
+        let c = &self.context;
+        self.db = Some(match sources.as_slice() {
+            [own] if !c.rescaled => {
+                RocksDbBackend::open(&c.working_dir, &[self.table], Some(own), c.key_groups)?
+            }
+            _ => {
+                let sources: Vec<&std::path::Path> = sources.iter().map(|p| p.as_path()).collect();
+                RocksDbBackend::restore_key_groups(
+                    &c.working_dir,
+                    &[self.table],
+                    &sources,
+                    c.key_group_range.clone(),
+                    c.key_groups,
+                )?
+            }
+        });
+        Ok(())
     }
 }

@@ -50,6 +50,7 @@ use riffle_plan::{
     arrow_schema, Field, FlinkSession, LocalZone, NamedExpr, Operator, OperatorKind, WindowSpec,
 };
 
+pub(crate) use aggregate::key_columns;
 pub use group_store::StateContext;
 
 use crate::task::RuntimeError;
@@ -104,6 +105,13 @@ pub trait StreamOperator: Send {
     /// Replaces the (fresh) state with one from [`Self::snapshot`].
     fn restore(&mut self, _state: &[u8]) -> Result<(), RuntimeError> {
         Err(RuntimeError::new("this operator cannot be restored"))
+    }
+
+    /// Whether [`Self::snapshot`] writes a keyed snapshot ([`crate::keyed_snapshot`]), which a
+    /// restore with another parallelism splits by key group (and merges) before
+    /// [`Self::restore`] reads it.
+    fn keyed_snapshot(&self) -> bool {
+        false
     }
 }
 
@@ -814,6 +822,14 @@ impl SourceReader for ValuesSource {
         let mut w = StateWriter::new();
         w.bool(self.batch.is_none());
         Ok(w.finish())
+    }
+
+    /// Only subtask 0 emits the rows: its position decides whether they were emitted.
+    fn restore_rescaled(&mut self, positions: &[&[u8]]) -> riffle_connectors::Result<()> {
+        match positions.first() {
+            Some(first) if !first.is_empty() => self.restore_position(first),
+            _ => Ok(()),
+        }
     }
 
     fn restore_position(&mut self, position: &[u8]) -> riffle_connectors::Result<()> {
