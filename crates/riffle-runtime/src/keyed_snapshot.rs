@@ -125,6 +125,43 @@ impl<'a> KeyedSnapshot<'a> {
     pub fn table(&self, table: u8) -> impl Iterator<Item = &Entry<'a>> + '_ {
         self.entries.iter().filter(move |e| e.table == table)
     }
+
+    /// Every operator-wide part, read with `read` (which must read all of it).
+    pub fn globals<T>(
+        &self,
+        what: &str,
+        mut read: impl FnMut(&mut StateReader<'_>) -> Result<T, RuntimeError>,
+    ) -> Result<Vec<T>, RuntimeError> {
+        let mut out = Vec::with_capacity(self.globals.len());
+        for bytes in &self.globals {
+            let mut r = StateReader::new(bytes, what);
+            out.push(read(&mut r)?);
+            r.finish()?;
+        }
+        Ok(out)
+    }
+
+    /// Calls `read` with the key and a reader of the value of every entry of `table`, in
+    /// order (it must read the whole value).
+    pub fn read_table(
+        &self,
+        table: u8,
+        what: &str,
+        mut read: impl FnMut(&'a [u8], &mut StateReader<'_>) -> Result<(), RuntimeError>,
+    ) -> Result<(), RuntimeError> {
+        for e in self.table(table) {
+            let mut r = StateReader::new(e.value, what);
+            read(e.key, &mut r)?;
+            r.finish()?;
+        }
+        Ok(())
+    }
+}
+
+/// The smallest of restored watermarks (or other event times): a subtask that takes state
+/// from several others goes on from the least advanced one (`i64::MIN` when none).
+pub fn min_time(times: impl IntoIterator<Item = i64>) -> i64 {
+    times.into_iter().min().unwrap_or(i64::MIN)
 }
 
 /// The state of a subtask owning key groups `range`, from the snapshots of the subtasks of

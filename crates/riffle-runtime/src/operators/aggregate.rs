@@ -21,6 +21,7 @@ use crate::exchange::key_converter;
 use riffle_connectors::snapshot::{StateReader, StateWriter};
 
 use super::group_store::{GroupStore, StateContext};
+use crate::keyed_snapshot::{min_time, KeyedSnapshot, KeyedSnapshotWriter};
 use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
 
@@ -290,6 +291,9 @@ pub(super) fn field_types(schema: &SchemaRef) -> Vec<DataType> {
         .collect()
 }
 
+/// The table of a window or session aggregation's keyed snapshot.
+const GROUPS: u8 = 0;
+
 /// The converter of a key made of `types` (see [`key_columns`] for the empty key).
 pub(super) fn group_converter(types: &[DataType]) -> Result<RowConverter, RuntimeError> {
     if types.is_empty() {
@@ -370,39 +374,44 @@ impl StreamOperator for WindowAggregate {
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
         let keys = ScalarCodec::new(&self.key_types)?;
         let codecs = self.calls.arg_codecs()?;
+        let mut out = KeyedSnapshotWriter::new();
         let mut w = StateWriter::new();
         w.i64(self.watermark);
-        w.length(self.windows.len());
+        out.global(w.finish());
         for (end, groups) in &self.windows {
-            w.i64(*end);
-            w.length(groups.len());
             for (row, group) in groups {
-                w.bytes(row);
-                keys.write(&mut w, &group.key)?;
-                Calls::write_accs(&codecs, &group.accs, &mut w)?;
+                out.entry(GROUPS, row, |w| {
+                    w.i64(*end);
+                    keys.write(w, &group.key)?;
+                    Calls::write_accs(&codecs, &group.accs, w)
+                })?;
             }
         }
-        Ok(w.finish())
+        Ok(out.finish())
     }
 
     fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
         let keys = ScalarCodec::new(&self.key_types)?;
         let codecs = self.calls.arg_codecs()?;
-        let mut r = StateReader::new(state, "a window aggregation");
-        self.watermark = r.i64()?;
+        let what = "a window aggregation";
+        let snapshot = KeyedSnapshot::parse(state, what)?;
+        self.watermark = min_time(snapshot.globals(what, |r| Ok(r.i64()?))?);
         self.windows.clear();
-        for _ in 0..r.length()? {
+        let (windows, calls) = (&mut self.windows, &self.calls);
+        snapshot.read_table(GROUPS, what, |row, r| {
             let end = r.i64()?;
-            let mut groups = HashMap::new();
-            for _ in 0..r.length()? {
-                let row: Box<[u8]> = Box::from(r.bytes()?);
-                let key = keys.read(&mut r)?;
-                let accs = self.calls.read_accs(&codecs, &mut r)?;
-                groups.insert(row, Group { key, accs });
-            }
-            self.windows.insert(end, groups);
-        }
-        Ok(r.finish()?)
+            let key = keys.read(r)?;
+            let accs = calls.read_accs(&codecs, r)?;
+            windows
+                .entry(end)
+                .or_default()
+                .insert(Box::from(row), Group { key, accs });
+            Ok(())
+        })
+    }
+
+    fn keyed_snapshot(&self) -> bool {
+        true
     }
 
     fn process(
@@ -691,42 +700,51 @@ impl StreamOperator for SessionWindowAggregate {
 
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
         let codecs = self.calls.arg_codecs()?;
+        let mut out = KeyedSnapshotWriter::new();
         let mut w = StateWriter::new();
         w.i64(self.watermark);
-        w.length(self.sessions.len());
+        out.global(w.finish());
         for (row, sessions) in &self.sessions {
-            w.bytes(row.row().data());
-            w.length(sessions.len());
-            for s in sessions {
-                w.i64(s.start);
-                w.i64(s.end);
-                self.key_codec.write(&mut w, &s.key)?;
-                Calls::write_accs(&codecs, &s.accs, &mut w)?;
-            }
+            out.entry(GROUPS, row.row().data(), |w| {
+                w.length(sessions.len());
+                for s in sessions {
+                    w.i64(s.start);
+                    w.i64(s.end);
+                    self.key_codec.write(w, &s.key)?;
+                    Calls::write_accs(&codecs, &s.accs, w)?;
+                }
+                Ok(())
+            })?;
         }
-        Ok(w.finish())
+        Ok(out.finish())
     }
 
     fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
         let codecs = self.calls.arg_codecs()?;
-        let mut r = StateReader::new(state, "a session window aggregation");
-        self.watermark = r.i64()?;
+        let what = "a session window aggregation";
+        let snapshot = KeyedSnapshot::parse(state, what)?;
+        self.watermark = min_time(snapshot.globals(what, |r| Ok(r.i64()?))?);
         self.sessions.clear();
-        for _ in 0..r.length()? {
-            let row = self.converter.parser().parse(r.bytes()?).owned();
+        let parser = self.converter.parser();
+        let (all, calls, key_codec) = (&mut self.sessions, &self.calls, &self.key_codec);
+        snapshot.read_table(GROUPS, what, |row, r| {
             let n = r.length()?;
             let mut sessions = Vec::with_capacity(n);
             for _ in 0..n {
                 sessions.push(Session {
                     start: r.i64()?,
                     end: r.i64()?,
-                    key: self.key_codec.read(&mut r)?,
-                    accs: self.calls.read_accs(&codecs, &mut r)?,
+                    key: key_codec.read(r)?,
+                    accs: calls.read_accs(&codecs, r)?,
                 });
             }
-            self.sessions.insert(row, sessions);
-        }
-        Ok(r.finish()?)
+            all.insert(parser.parse(row).owned(), sessions);
+            Ok(())
+        })
+    }
+
+    fn keyed_snapshot(&self) -> bool {
+        true
     }
 
     fn process(

@@ -22,8 +22,13 @@ use riffle_connectors::snapshot::{StateReader, StateWriter};
 use super::aggregate::{field_types, RowsOut};
 use super::join::{nulls, row_values, JoinKeys, PairCondition};
 use super::{millis, Emit, StreamOperator};
+use crate::keyed_snapshot::{min_time, KeyedSnapshot, KeyedSnapshotWriter};
 use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
+
+/// Tables of the keyed snapshot.
+const STATES: u8 = 0;
+const TIMERS: u8 = 1;
 
 /// Cached rows of one side by row time, each with "has been joined" flag.
 type Cache = BTreeMap<i64, Vec<(Vec<ScalarValue>, bool)>>;
@@ -297,46 +302,62 @@ impl StreamOperator for IntervalJoin {
     }
 
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut out = KeyedSnapshotWriter::new();
         let mut w = StateWriter::new();
         w.i64(self.watermark);
         w.i64(self.expiration[0]);
         w.i64(self.expiration[1]);
-        w.length(self.timers.len());
+        out.global(w.finish());
         for (at, key) in &self.timers {
-            w.i64(*at);
-            w.bytes(key);
+            out.entry(TIMERS, key, |w| {
+                w.i64(*at);
+                Ok(())
+            })?;
         }
-        w.length(self.states.len());
         for (key, state) in &self.states {
-            w.bytes(key);
-            for side in 0..2 {
-                write_cache(&state.caches[side], &self.codecs[side], &mut w)?;
-                write_timer(&mut w, state.timers[side]);
-            }
+            out.entry(STATES, key, |w| {
+                for side in 0..2 {
+                    write_cache(&state.caches[side], &self.codecs[side], w)?;
+                    write_timer(w, state.timers[side]);
+                }
+                Ok(())
+            })?;
         }
-        Ok(w.finish())
+        Ok(out.finish())
     }
 
+    /// Merged subtasks go on from the least advanced watermark and expiration times (the
+    /// expiration time only decides when a key's cache is scanned for expired rows).
     fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
-        let mut r = StateReader::new(state, "an interval join");
-        self.watermark = r.i64()?;
-        self.expiration = [r.i64()?, r.i64()?];
+        let what = "an interval join";
+        let snapshot = KeyedSnapshot::parse(state, what)?;
+        let globals = snapshot.globals(what, |r| Ok([r.i64()?, r.i64()?, r.i64()?]))?;
+        self.watermark = min_time(globals.iter().map(|g| g[0]));
+        self.expiration = [
+            min_time(globals.iter().map(|g| g[1])),
+            min_time(globals.iter().map(|g| g[2])),
+        ];
         self.timers.clear();
-        for _ in 0..r.length()? {
-            let at = r.i64()?;
-            self.timers.insert((at, Box::from(r.bytes()?)));
-        }
+        let timers = &mut self.timers;
+        snapshot.read_table(TIMERS, what, |key, r| {
+            timers.insert((r.i64()?, Box::from(key)));
+            Ok(())
+        })?;
         self.states.clear();
-        for _ in 0..r.length()? {
-            let key: Box<[u8]> = Box::from(r.bytes()?);
+        let (states, codecs) = (&mut self.states, &self.codecs);
+        snapshot.read_table(STATES, what, |key, r| {
             let mut state = KeyState::default();
             for side in 0..2 {
-                state.caches[side] = read_cache(&self.codecs[side], &mut r)?;
-                state.timers[side] = read_timer(&mut r)?;
+                state.caches[side] = read_cache(&codecs[side], r)?;
+                state.timers[side] = read_timer(r)?;
             }
-            self.states.insert(key, state);
-        }
-        Ok(r.finish()?)
+            states.insert(Box::from(key), state);
+            Ok(())
+        })
+    }
+
+    fn keyed_snapshot(&self) -> bool {
+        true
     }
 
     fn process(

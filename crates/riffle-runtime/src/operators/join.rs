@@ -22,7 +22,7 @@ use riffle_plan::{JoinSpec, JoinType};
 use super::aggregate::{field_types, RowsOut};
 use super::{evaluate, Emit, StreamOperator};
 use crate::exchange::key_converter;
-use riffle_connectors::snapshot::{StateReader, StateWriter};
+use crate::keyed_snapshot::{KeyedSnapshot, KeyedSnapshotWriter};
 
 use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
@@ -466,24 +466,35 @@ impl Join {
 }
 
 impl SideRows {
-    fn write(&self, codec: &ScalarCodec, w: &mut StateWriter) -> Result<(), RuntimeError> {
-        w.length(self.rows.len());
+    /// Adds the rows of every key to a keyed snapshot, as entries of `table`.
+    fn write(
+        &self,
+        codec: &ScalarCodec,
+        out: &mut KeyedSnapshotWriter,
+        table: u8,
+    ) -> Result<(), RuntimeError> {
         for (key, rows) in &self.rows {
-            w.bytes(key);
-            w.length(rows.len());
-            for s in rows {
-                codec.write(w, &s.values)?;
-                w.length(s.count);
-                w.length(s.associations);
-            }
+            out.entry(table, key, |w| {
+                w.length(rows.len());
+                for s in rows {
+                    codec.write(w, &s.values)?;
+                    w.length(s.count);
+                    w.length(s.associations);
+                }
+                Ok(())
+            })?;
         }
         Ok(())
     }
 
-    fn read(codec: &ScalarCodec, r: &mut StateReader<'_>) -> Result<Self, RuntimeError> {
+    /// The rows of the entries of `table`.
+    fn read(
+        codec: &ScalarCodec,
+        snapshot: &KeyedSnapshot<'_>,
+        table: u8,
+    ) -> Result<Self, RuntimeError> {
         let mut rows = HashMap::new();
-        for _ in 0..r.length()? {
-            let key: Box<[u8]> = Box::from(r.bytes()?);
+        snapshot.read_table(table, "a join", |key, r| {
             let n = r.length()?;
             let mut stored = Vec::with_capacity(n);
             for _ in 0..n {
@@ -493,8 +504,9 @@ impl SideRows {
                     associations: r.u64()? as usize,
                 });
             }
-            rows.insert(key, stored);
-        }
+            rows.insert(Box::from(key), stored);
+            Ok(())
+        })?;
         Ok(Self { rows })
     }
 }
@@ -504,21 +516,26 @@ impl StreamOperator for Join {
         None
     }
 
+    /// One table per side: its rows by join key.
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
-        let mut w = StateWriter::new();
-        for (side, types) in self.sides.iter().zip(&self.side_types) {
-            side.write(&ScalarCodec::new(types)?, &mut w)?;
+        let mut out = KeyedSnapshotWriter::new();
+        for (side, (rows, types)) in self.sides.iter().zip(&self.side_types).enumerate() {
+            rows.write(&ScalarCodec::new(types)?, &mut out, side as u8)?;
         }
-        Ok(w.finish())
+        Ok(out.finish())
     }
 
     fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
-        let mut r = StateReader::new(state, "a join");
+        let snapshot = KeyedSnapshot::parse(state, "a join")?;
         for i in 0..2 {
             let codec = ScalarCodec::new(&self.side_types[i])?;
-            self.sides[i] = SideRows::read(&codec, &mut r)?;
+            self.sides[i] = SideRows::read(&codec, &snapshot, i as u8)?;
         }
-        Ok(r.finish()?)
+        Ok(())
+    }
+
+    fn keyed_snapshot(&self) -> bool {
+        true
     }
 
     fn process(

@@ -12,6 +12,7 @@ use arrow::row::{OwnedRow, RowConverter, Rows};
 use riffle_connectors::snapshot::{StateReader, StateWriter};
 
 use super::aggregate::{group_converter, key_columns};
+use crate::keyed_snapshot::{KeyedSnapshot, KeyedSnapshotWriter};
 use crate::task::RuntimeError;
 
 /// State values of type `V` per key (the key columns' values, encoded).
@@ -65,62 +66,66 @@ impl<V> KeyedState<V> {
         self.converter.parser().parse(bytes).owned()
     }
 
-    /// Writes every key with its value (for checkpoints).
+    /// Adds every key with its value to a keyed snapshot, as entries of `table`.
     pub(super) fn write(
         &self,
-        w: &mut StateWriter,
+        out: &mut KeyedSnapshotWriter,
+        table: u8,
         mut value: impl FnMut(&V, &mut StateWriter) -> Result<(), RuntimeError>,
     ) -> Result<(), RuntimeError> {
-        w.length(self.values.len());
         for (key, v) in &self.values {
-            w.bytes(key.row().data());
-            value(v, w)?;
+            out.entry(table, key.row().data(), |w| value(v, w))?;
         }
         Ok(())
     }
 
-    /// Replaces every value with those written by [`Self::write`].
+    /// Replaces every value with the entries of `table` written by [`Self::write`].
     pub(super) fn read(
         &mut self,
-        r: &mut StateReader<'_>,
+        snapshot: &KeyedSnapshot<'_>,
+        table: u8,
+        what: &str,
         mut value: impl FnMut(&mut StateReader<'_>) -> Result<V, RuntimeError>,
     ) -> Result<(), RuntimeError> {
         self.values.clear();
-        for _ in 0..r.length()? {
-            let key = self.key_of(r.bytes()?);
-            let v = value(r)?;
-            self.values.insert(key, v);
-        }
-        Ok(())
+        let parser = self.converter.parser();
+        let values = &mut self.values;
+        snapshot.read_table(table, what, |key, r| {
+            values.insert(parser.parse(key).owned(), value(r)?);
+            Ok(())
+        })
     }
 }
 
-/// Writes timers: keys waiting per time, in order.
-pub(super) fn write_timers(w: &mut StateWriter, timers: &BTreeMap<i64, Vec<OwnedRow>>) {
-    w.length(timers.len());
+/// Adds timers (keys waiting per time) to a keyed snapshot: one entry of `table` per key and
+/// time, so that a timer follows its key to whichever subtask owns it.
+pub(super) fn write_timers(
+    out: &mut KeyedSnapshotWriter,
+    table: u8,
+    timers: &BTreeMap<i64, Vec<OwnedRow>>,
+) -> Result<(), RuntimeError> {
     for (time, keys) in timers {
-        w.i64(*time);
-        w.length(keys.len());
         for key in keys {
-            w.bytes(key.row().data());
+            out.entry(table, key.row().data(), |w| {
+                w.i64(*time);
+                Ok(())
+            })?;
         }
     }
+    Ok(())
 }
 
 /// Reads timers written by [`write_timers`]; `key_of` decodes a key.
 pub(super) fn read_timers(
-    r: &mut StateReader<'_>,
+    snapshot: &KeyedSnapshot<'_>,
+    table: u8,
+    what: &str,
     key_of: impl Fn(&[u8]) -> OwnedRow,
 ) -> Result<BTreeMap<i64, Vec<OwnedRow>>, RuntimeError> {
-    let mut timers = BTreeMap::new();
-    for _ in 0..r.length()? {
-        let time = r.i64()?;
-        let n = r.length()?;
-        let mut keys = Vec::with_capacity(n);
-        for _ in 0..n {
-            keys.push(key_of(r.bytes()?));
-        }
-        timers.insert(time, keys);
-    }
+    let mut timers: BTreeMap<i64, Vec<OwnedRow>> = BTreeMap::new();
+    snapshot.read_table(table, what, |key, r| {
+        timers.entry(r.i64()?).or_default().push(key_of(key));
+        Ok(())
+    })?;
     Ok(timers)
 }

@@ -53,6 +53,7 @@ use riffle_plan::{
 pub(crate) use aggregate::key_columns;
 pub use group_store::StateContext;
 
+use crate::keyed_snapshot::{min_time, KeyedSnapshot, KeyedSnapshotWriter};
 use crate::task::RuntimeError;
 
 /// Something an operator produces.
@@ -537,18 +538,28 @@ impl StreamOperator for WatermarkAssigner {
         None
     }
 
+    /// Operator-wide state only (no keys): a keyed snapshot, so that a subtask of another
+    /// parallelism goes on from the least advanced watermark of the subtasks it replaces.
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut out = KeyedSnapshotWriter::new();
         let mut w = StateWriter::new();
         w.i64(self.current);
         w.i64(self.last);
-        Ok(w.finish())
+        out.global(w.finish());
+        Ok(out.finish())
     }
 
     fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
-        let mut r = StateReader::new(state, "a watermark assigner");
-        self.current = r.i64()?;
-        self.last = r.i64()?;
-        Ok(r.finish()?)
+        let what = "a watermark assigner";
+        let snapshot = KeyedSnapshot::parse(state, what)?;
+        let globals = snapshot.globals(what, |r| Ok((r.i64()?, r.i64()?)))?;
+        self.current = min_time(globals.iter().map(|g| g.0));
+        self.last = min_time(globals.iter().map(|g| g.1));
+        Ok(())
+    }
+
+    fn keyed_snapshot(&self) -> bool {
+        true
     }
 
     fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {

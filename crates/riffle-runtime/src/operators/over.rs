@@ -19,10 +19,16 @@ use riffle_connectors::snapshot::{StateReader, StateWriter};
 
 use super::aggregate::{key_values, RowsOut};
 use super::keyed::{read_timers, write_timers, KeyedState};
+use crate::keyed_snapshot::{min_time, KeyedSnapshot, KeyedSnapshotWriter};
+
 use super::{millis, Emit, StreamOperator};
 use crate::accumulator::Accumulator;
 use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
+
+/// Tables of the keyed snapshot.
+const PARTITIONS: u8 = 0;
+const TIMERS: u8 = 1;
 
 /// The running state of one call in one partition.
 #[derive(Clone)]
@@ -409,24 +415,31 @@ impl StreamOperator for OverAggregate {
     }
 
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut out = KeyedSnapshotWriter::new();
         let mut w = StateWriter::new();
         w.i64(self.watermark);
-        write_timers(&mut w, &self.timers);
+        out.global(w.finish());
+        write_timers(&mut out, TIMERS, &self.timers)?;
         let codecs = &self.codecs;
         self.partitions
-            .write(&mut w, |p, w| codecs.write_partition(p, w))?;
-        Ok(w.finish())
+            .write(&mut out, PARTITIONS, |p, w| codecs.write_partition(p, w))?;
+        Ok(out.finish())
     }
 
     fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
-        let mut r = StateReader::new(state, "an OVER aggregation");
-        self.watermark = r.i64()?;
-        self.timers = read_timers(&mut r, |b| self.partitions.key_of(b))?;
+        let what = "an OVER aggregation";
+        let snapshot = KeyedSnapshot::parse(state, what)?;
+        self.watermark = min_time(snapshot.globals(what, |r| Ok(r.i64()?))?);
+        self.timers = read_timers(&snapshot, TIMERS, what, |b| self.partitions.key_of(b))?;
         let template = self.fresh();
         let codecs = &self.codecs;
-        self.partitions
-            .read(&mut r, |r| codecs.read_partition(template.clone(), r))?;
-        Ok(r.finish()?)
+        self.partitions.read(&snapshot, PARTITIONS, what, |r| {
+            codecs.read_partition(template.clone(), r)
+        })
+    }
+
+    fn keyed_snapshot(&self) -> bool {
+        true
     }
 
     fn process(

@@ -16,9 +16,15 @@ use riffle_connectors::snapshot::{StateReader, StateWriter};
 
 use super::aggregate::{key_columns, key_values, RowsOut};
 use super::keyed::{read_timers, write_timers, KeyedState};
+use crate::keyed_snapshot::{min_time, KeyedSnapshot, KeyedSnapshotWriter};
+
 use super::{millis, Emit, StreamOperator};
 use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
+
+/// Tables of the keyed snapshots.
+const PARTITIONS: u8 = 0;
+const TIMERS: u8 = 1;
 
 /// Builds the operator of a [`RankSpec`]; `append_only` tells whether its input only inserts.
 pub(super) fn create(
@@ -225,21 +231,33 @@ impl StreamOperator for TopNRank {
     }
 
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut out = KeyedSnapshotWriter::new();
         let mut w = StateWriter::new();
         w.u64(self.next_id);
+        out.global(w.finish());
         let codec = &self.rows;
         self.partitions
-            .write(&mut w, |rows, w| write_ranked(codec, rows, w))?;
-        Ok(w.finish())
+            .write(&mut out, PARTITIONS, |rows, w| write_ranked(codec, rows, w))?;
+        Ok(out.finish())
     }
 
+    /// Row identities only order rows of one partition by arrival: merged subtasks go on
+    /// after the largest.
     fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
-        let mut r = StateReader::new(state, "a Top-N");
-        self.next_id = r.u64()?;
+        let what = "a Top-N";
+        let snapshot = KeyedSnapshot::parse(state, what)?;
+        self.next_id = snapshot
+            .globals(what, |r| Ok(r.u64()?))?
+            .into_iter()
+            .max()
+            .unwrap_or(0);
         let (codec, sort) = (&self.rows, &self.sort);
         self.partitions
-            .read(&mut r, |r| read_ranked(codec, sort, r))?;
-        Ok(r.finish()?)
+            .read(&snapshot, PARTITIONS, what, |r| read_ranked(codec, sort, r))
+    }
+
+    fn keyed_snapshot(&self) -> bool {
+        true
     }
 
     fn process(
@@ -321,18 +339,23 @@ impl StreamOperator for ProcTimeDedup {
     }
 
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
-        let mut w = StateWriter::new();
+        let mut out = KeyedSnapshotWriter::new();
         let codec = &self.rows;
         self.partitions
-            .write(&mut w, |values, w| codec.write(w, values))?;
-        Ok(w.finish())
+            .write(&mut out, PARTITIONS, |values, w| codec.write(w, values))?;
+        Ok(out.finish())
     }
 
     fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
-        let mut r = StateReader::new(state, "a deduplication");
+        let what = "a deduplication";
+        let snapshot = KeyedSnapshot::parse(state, what)?;
         let codec = &self.rows;
-        self.partitions.read(&mut r, |r| codec.read(r))?;
-        Ok(r.finish()?)
+        self.partitions
+            .read(&snapshot, PARTITIONS, what, |r| codec.read(r))
+    }
+
+    fn keyed_snapshot(&self) -> bool {
+        true
     }
 
     fn process(
@@ -397,11 +420,13 @@ impl StreamOperator for RowTimeDedup {
     }
 
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut out = KeyedSnapshotWriter::new();
         let mut w = StateWriter::new();
         w.i64(self.watermark);
-        write_timers(&mut w, &self.timers);
+        out.global(w.finish());
+        write_timers(&mut out, TIMERS, &self.timers)?;
         let codec = &self.rows;
-        self.partitions.write(&mut w, |state, w| {
+        self.partitions.write(&mut out, PARTITIONS, |state, w| {
             match state {
                 DedupState::Pending(ts, values) => {
                     w.u8(0);
@@ -417,15 +442,20 @@ impl StreamOperator for RowTimeDedup {
             }
             Ok(())
         })?;
-        Ok(w.finish())
+        Ok(out.finish())
+    }
+
+    fn keyed_snapshot(&self) -> bool {
+        true
     }
 
     fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
-        let mut r = StateReader::new(state, "a deduplication");
-        self.watermark = r.i64()?;
-        self.timers = read_timers(&mut r, |b| self.partitions.key_of(b))?;
+        let what = "a deduplication";
+        let snapshot = KeyedSnapshot::parse(state, what)?;
+        self.watermark = min_time(snapshot.globals(what, |r| Ok(r.i64()?))?);
+        self.timers = read_timers(&snapshot, TIMERS, what, |b| self.partitions.key_of(b))?;
         let codec = &self.rows;
-        self.partitions.read(&mut r, |r| {
+        self.partitions.read(&snapshot, PARTITIONS, what, |r| {
             Ok(match r.u8()? {
                 0 => DedupState::Pending(r.i64()?, codec.read(r)?),
                 1 => DedupState::Emitted,
@@ -436,8 +466,7 @@ impl StreamOperator for RowTimeDedup {
                     )))
                 }
             })
-        })?;
-        Ok(r.finish()?)
+        })
     }
 
     fn process(
@@ -551,35 +580,40 @@ impl StreamOperator for WindowRank {
     }
 
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut out = KeyedSnapshotWriter::new();
         let mut w = StateWriter::new();
         w.i64(self.watermark);
-        w.length(self.windows.len());
+        out.global(w.finish());
         for (end, partitions) in &self.windows {
-            w.i64(*end);
-            w.length(partitions.len());
             for (key, rows) in partitions {
-                w.bytes(key.row().data());
-                write_ranked(&self.rows, rows, &mut w)?;
+                out.entry(PARTITIONS, key.row().data(), |w| {
+                    w.i64(*end);
+                    write_ranked(&self.rows, rows, w)
+                })?;
             }
         }
-        Ok(w.finish())
+        Ok(out.finish())
     }
 
     fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
-        let mut r = StateReader::new(state, "a window Top-N");
-        self.watermark = r.i64()?;
+        let what = "a window Top-N";
+        let snapshot = KeyedSnapshot::parse(state, what)?;
+        self.watermark = min_time(snapshot.globals(what, |r| Ok(r.i64()?))?);
         self.windows.clear();
-        for _ in 0..r.length()? {
+        let windows = &mut self.windows;
+        let (keys, rows, sort) = (&self.partitions, &self.rows, &self.sort);
+        snapshot.read_table(PARTITIONS, what, |key, r| {
             let end = r.i64()?;
-            let n = r.length()?;
-            let mut partitions = HashMap::with_capacity(n);
-            for _ in 0..n {
-                let key = self.partitions.key_of(r.bytes()?);
-                partitions.insert(key, read_ranked(&self.rows, &self.sort, &mut r)?);
-            }
-            self.windows.insert(end, partitions);
-        }
-        Ok(r.finish()?)
+            windows
+                .entry(end)
+                .or_insert_with(HashMap::new)
+                .insert(keys.key_of(key), read_ranked(rows, sort, r)?);
+            Ok(())
+        })
+    }
+
+    fn keyed_snapshot(&self) -> bool {
+        true
     }
 
     fn process(

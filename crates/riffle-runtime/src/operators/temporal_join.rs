@@ -25,7 +25,7 @@ use arrow::array::Array;
 use arrow::datatypes::SchemaRef;
 use datafusion::common::ScalarValue;
 use datafusion::physical_expr::PhysicalExpr;
-use riffle_connectors::snapshot::{StateReader, StateWriter};
+use riffle_connectors::snapshot::StateWriter;
 use riffle_connectors::{ChangeBatch, RowKind};
 use riffle_plan::JoinSpec;
 
@@ -33,7 +33,11 @@ use super::aggregate::{field_types, RowsOut};
 use super::join::{nulls, row_values, JoinKeys, PairCondition};
 use super::{millis, Emit, StreamOperator};
 use crate::state_codec::ScalarCodec;
+use crate::keyed_snapshot::{min_time, KeyedSnapshot, KeyedSnapshotWriter};
 use crate::task::RuntimeError;
+
+/// The table of the keyed snapshot: probes, versions and timer per join key.
+const STATES: u8 = 0;
 
 /// A buffered left row: its time, whether its key can match at all, and its values.
 struct Probe {
@@ -224,51 +228,59 @@ impl StreamOperator for TemporalJoin {
     }
 
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut out = KeyedSnapshotWriter::new();
         let mut w = StateWriter::new();
         w.i64(self.watermark);
         w.i64(self.right_watermark);
         w.i64(self.next_sequence as i64);
-        w.length(self.states.len());
+        out.global(w.finish());
         for (key, state) in &self.states {
-            w.bytes(key);
-            w.length(state.probes.len());
-            for (seq, probe) in &state.probes {
-                w.i64(*seq as i64);
-                w.i64(probe.time);
-                w.bool(probe.matchable);
-                self.codecs[0].write(&mut w, &probe.values)?;
-            }
-            w.length(state.versions.len());
-            for (time, list) in &state.versions {
-                w.i64(*time);
-                w.length(list.len());
-                for version in list {
-                    w.i64(version.epoch);
-                    w.bool(version.accumulate);
-                    self.codecs[1].write(&mut w, &version.values)?;
+            out.entry(STATES, key, |w| {
+                w.length(state.probes.len());
+                for (seq, probe) in &state.probes {
+                    w.i64(*seq as i64);
+                    w.i64(probe.time);
+                    w.bool(probe.matchable);
+                    self.codecs[0].write(w, &probe.values)?;
                 }
-            }
-            w.bool(state.timer.is_some());
-            w.i64(state.timer.unwrap_or(0));
+                w.length(state.versions.len());
+                for (time, list) in &state.versions {
+                    w.i64(*time);
+                    w.length(list.len());
+                    for version in list {
+                        w.i64(version.epoch);
+                        w.bool(version.accumulate);
+                        self.codecs[1].write(w, &version.values)?;
+                    }
+                }
+                w.bool(state.timer.is_some());
+                w.i64(state.timer.unwrap_or(0));
+                Ok(())
+            })?;
         }
-        Ok(w.finish())
+        Ok(out.finish())
     }
 
+    /// Merged subtasks go on from the least advanced watermarks; probe sequence numbers
+    /// (which order a key's probes) go on after the largest.
     fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
-        let mut r = StateReader::new(state, "a temporal join");
-        self.watermark = r.i64()?;
-        self.right_watermark = r.i64()?;
-        self.next_sequence = r.i64()? as u64;
+        let what = "a temporal join";
+        let snapshot = KeyedSnapshot::parse(state, what)?;
+        let globals = snapshot.globals(what, |r| Ok([r.i64()?, r.i64()?, r.i64()?]))?;
+        self.watermark = min_time(globals.iter().map(|g| g[0]));
+        self.right_watermark = min_time(globals.iter().map(|g| g[1]));
+        self.next_sequence = globals.iter().map(|g| g[2] as u64).max().unwrap_or(0);
         self.states.clear();
         self.timers.clear();
-        for _ in 0..r.length()? {
-            let key: Box<[u8]> = Box::from(r.bytes()?);
+        let (states, timers, codecs) = (&mut self.states, &mut self.timers, &self.codecs);
+        snapshot.read_table(STATES, what, |key, r| {
+            let key: Box<[u8]> = Box::from(key);
             let mut state = KeyState::default();
             for _ in 0..r.length()? {
                 let seq = r.i64()? as u64;
                 let time = r.i64()?;
                 let matchable = r.bool()?;
-                let values = self.codecs[0].read(&mut r)?;
+                let values = codecs[0].read(r)?;
                 state.probes.insert(
                     seq,
                     Probe {
@@ -284,7 +296,7 @@ impl StreamOperator for TemporalJoin {
                 for _ in 0..r.length()? {
                     let epoch = r.i64()?;
                     let accumulate = r.bool()?;
-                    let values = self.codecs[1].read(&mut r)?;
+                    let values = codecs[1].read(r)?;
                     list.push(Version {
                         epoch,
                         accumulate,
@@ -297,11 +309,15 @@ impl StreamOperator for TemporalJoin {
             let at = r.i64()?;
             if set {
                 state.timer = Some(at);
-                self.timers.insert((at, key.clone()));
+                timers.insert((at, key.clone()));
             }
-            self.states.insert(key, state);
-        }
-        Ok(r.finish()?)
+            states.insert(key, state);
+            Ok(())
+        })
+    }
+
+    fn keyed_snapshot(&self) -> bool {
+        true
     }
 
     fn process(

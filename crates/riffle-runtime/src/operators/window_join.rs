@@ -13,13 +13,17 @@ use datafusion::physical_expr::PhysicalExpr;
 use riffle_connectors::{ChangeBatch, RowKind};
 use riffle_plan::{JoinSpec, JoinType};
 
-use riffle_connectors::snapshot::{StateReader, StateWriter};
+use riffle_connectors::snapshot::StateWriter;
 
 use super::aggregate::{field_types, RowsOut};
 use super::join::{nulls, row_values, JoinKeys, PairCondition};
 use super::{millis, Emit, StreamOperator};
 use crate::state_codec::ScalarCodec;
+use crate::keyed_snapshot::{min_time, KeyedSnapshot, KeyedSnapshotWriter};
 use crate::task::RuntimeError;
+
+/// The table of the keyed snapshot: both sides' rows per window and key.
+const WINDOWS: u8 = 0;
 
 /// The buffered rows of one window and key: per side, the rows and whether their key can match.
 type Buffered = [Vec<(Vec<ScalarValue>, bool)>; 2];
@@ -120,47 +124,49 @@ impl StreamOperator for WindowJoin {
     }
 
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        let mut out = KeyedSnapshotWriter::new();
         let mut w = StateWriter::new();
         w.i64(self.watermark);
-        w.length(self.windows.len());
+        out.global(w.finish());
         for (end, keys) in &self.windows {
-            w.i64(*end);
-            w.length(keys.len());
             for (key, sides) in keys {
-                w.bytes(key);
-                for (rows, codec) in sides.iter().zip(&self.codecs) {
-                    w.length(rows.len());
-                    for (row, matchable) in rows {
-                        codec.write(&mut w, row)?;
-                        w.bool(*matchable);
+                out.entry(WINDOWS, key, |w| {
+                    w.i64(*end);
+                    for (rows, codec) in sides.iter().zip(&self.codecs) {
+                        w.length(rows.len());
+                        for (row, matchable) in rows {
+                            codec.write(w, row)?;
+                            w.bool(*matchable);
+                        }
                     }
-                }
+                    Ok(())
+                })?;
             }
         }
-        Ok(w.finish())
+        Ok(out.finish())
     }
 
     fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
-        let mut r = StateReader::new(state, "a window join");
-        self.watermark = r.i64()?;
+        let what = "a window join";
+        let snapshot = KeyedSnapshot::parse(state, what)?;
+        self.watermark = min_time(snapshot.globals(what, |r| Ok(r.i64()?))?);
         self.windows.clear();
-        for _ in 0..r.length()? {
+        let (windows, codecs) = (&mut self.windows, &self.codecs);
+        snapshot.read_table(WINDOWS, what, |key, r| {
             let end = r.i64()?;
-            let n = r.length()?;
-            let mut keys = HashMap::with_capacity(n);
-            for _ in 0..n {
-                let key: Box<[u8]> = Box::from(r.bytes()?);
-                let mut sides: Buffered = [Vec::new(), Vec::new()];
-                for (rows, codec) in sides.iter_mut().zip(&self.codecs) {
-                    for _ in 0..r.length()? {
-                        rows.push((codec.read(&mut r)?, r.bool()?));
-                    }
+            let mut sides: Buffered = [Vec::new(), Vec::new()];
+            for (rows, codec) in sides.iter_mut().zip(codecs) {
+                for _ in 0..r.length()? {
+                    rows.push((codec.read(r)?, r.bool()?));
                 }
-                keys.insert(key, sides);
             }
-            self.windows.insert(end, keys);
-        }
-        Ok(r.finish()?)
+            windows.entry(end).or_default().insert(Box::from(key), sides);
+            Ok(())
+        })
+    }
+
+    fn keyed_snapshot(&self) -> bool {
+        true
     }
 
     fn process(
