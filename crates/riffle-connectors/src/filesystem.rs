@@ -2,8 +2,11 @@
 //! `csv`, `json`, `raw`, `debezium-json` or `canal-json` format (one record per line).
 //!
 //! Files of a directory are read in name order (hidden files and files starting with `_` or `.`
-//! are skipped, as Flink does) and spread over the source subtasks round-robin.
+//! are skipped, as Flink does) and spread over the source subtasks round-robin. Each file is a
+//! split: a checkpoint holds the lines read of every file started, so a job restored with
+//! another parallelism hands each file's position to the subtask that now reads it.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -112,6 +115,8 @@ pub fn open_source(
         current: None,
         decoder,
         lines: 0,
+        finished: Vec::new(),
+        skip: HashMap::new(),
         table: spec.table.clone(),
         line: String::new(),
         metadata,
@@ -191,9 +196,12 @@ struct FileSource {
     files: Vec<PathBuf>,
     current: Option<(PathBuf, BufReader<File>, u64)>,
     decoder: FileDecoder,
-    /// Lines read so far over all files: the position a checkpoint stores (the files and their
-    /// order are fixed, so replaying skips exactly these lines).
+    /// Lines read so far over all files (what checkpoints of the first format held).
     lines: u64,
+    /// Files read to their end, with their number of lines.
+    finished: Vec<(PathBuf, u64)>,
+    /// Lines of a file already read before a restore, skipped when it is opened.
+    skip: HashMap<PathBuf, u64>,
     table: String,
     /// The line buffer, kept between batches.
     line: String,
@@ -216,7 +224,22 @@ impl FileSource {
             if self.metadata.is_some() {
                 self.file_facts = Some(FileFacts::of(&path)?);
             }
-            self.current = Some((path, BufReader::with_capacity(READ_BUFFER, file), 0));
+            let mut reader = BufReader::with_capacity(READ_BUFFER, file);
+            let skip = self.skip.remove(&path).unwrap_or(0);
+            for _ in 0..skip {
+                line.clear();
+                let n = reader.read_line(line).map_err(|e| {
+                    ConnectorError::new(format!("cannot read {}: {e}", path.display()))
+                })?;
+                if n == 0 {
+                    return Err(ConnectorError::new(format!(
+                        "filesystem table '{}': the checkpoint had read {skip} lines of {}, it now holds fewer",
+                        self.table,
+                        path.display()
+                    )));
+                }
+            }
+            self.current = Some((path, reader, skip));
         }
         let Some((path, reader, line_no)) = self.current.as_mut() else {
             return Ok(false);
@@ -226,7 +249,9 @@ impl FileSource {
             .read_line(line)
             .map_err(|e| ConnectorError::new(format!("cannot read {}: {e}", path.display())))?;
         if n == 0 {
-            self.current = None;
+            if let Some((path, _, lines)) = self.current.take() {
+                self.finished.push((path, lines));
+            }
             return Ok(false);
         }
         *line_no += 1;
@@ -332,15 +357,77 @@ impl SourceReader for FileSource {
         true
     }
 
+    /// The lines read of every file started (split positions), after a format tag.
     fn snapshot_position(&mut self, _checkpoint: u64) -> Result<Vec<u8>> {
         let mut w = StateWriter::new();
-        w.u64(self.lines);
+        w.u8(SPLIT_POSITIONS);
+        let current = self.current.as_ref().map(|(p, _, n)| (p, *n, false));
+        let finished = self.finished.iter().map(|(p, n)| (p, *n, true));
+        // Files skipped ahead of but not opened since a restore keep their position.
+        let pending = self.skip.iter().map(|(p, n)| (p, *n, false));
+        let all: Vec<(&PathBuf, u64, bool)> = finished.chain(current).chain(pending).collect();
+        w.length(all.len());
+        for (path, lines, done) in all {
+            w.str(&path.to_string_lossy());
+            w.u64(lines);
+            w.bool(done);
+        }
         Ok(w.finish())
     }
 
     fn restore_position(&mut self, position: &[u8]) -> Result<()> {
         let what = format!("filesystem table '{}'", self.table);
+        if position.len() == LINES_POSITION_LEN {
+            return self.restore_lines(position, &what);
+        }
         let mut r = StateReader::new(position, &what);
+        if r.u8()? != SPLIT_POSITIONS {
+            return Err(ConnectorError::new(format!(
+                "corrupted checkpoint state of {what}: unknown position format"
+            )));
+        }
+        for _ in 0..r.length()? {
+            let path = PathBuf::from(r.str()?);
+            let lines = r.u64()?;
+            let done = r.bool()?;
+            // Only the files this subtask reads (another parallelism spreads them otherwise).
+            let Some(i) = self.files.iter().position(|f| *f == path) else {
+                continue;
+            };
+            if done {
+                self.files.remove(i);
+                self.finished.push((path, lines));
+            } else if lines > 0 {
+                self.skip.insert(path, lines);
+            }
+        }
+        r.finish()
+    }
+
+    /// Each old subtask's files are this one's if it reads them now: their positions apply.
+    fn restore_rescaled(&mut self, positions: &[&[u8]]) -> Result<()> {
+        for position in positions.iter().filter(|p| !p.is_empty()) {
+            if position.len() == LINES_POSITION_LEN {
+                return Err(ConnectorError::new(format!(
+                    "the checkpoint of filesystem table '{}' holds a line count per subtask (an older format), not a position per file",
+                    self.table
+                )));
+            }
+            self.restore_position(position)?;
+        }
+        Ok(())
+    }
+}
+
+/// Tag of a position made of the lines read per file.
+const SPLIT_POSITIONS: u8 = 2;
+/// Size of a position of the first format: the lines read over all of a subtask's files.
+const LINES_POSITION_LEN: usize = 8;
+
+impl FileSource {
+    /// Restores a position of the first format: skips that many lines of the subtask's files.
+    fn restore_lines(&mut self, position: &[u8], what: &str) -> Result<()> {
+        let mut r = StateReader::new(position, what);
         let lines = r.u64()?;
         r.finish()?;
         let mut line = String::new();

@@ -154,7 +154,7 @@ pub fn key_groups_of_rows(
 
 /// Splits rows over `n` subtasks by the key group of their key columns (same key, same
 /// subtask: the one owning its group).
-fn key_group_partition(
+pub(crate) fn key_group_partition(
     batch: &ChangeBatch,
     keys: &[usize],
     n: usize,

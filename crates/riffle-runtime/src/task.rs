@@ -144,9 +144,7 @@ impl Checkpointing {
     /// What subtask `task` of an operator with `parallelism` subtasks restores.
     fn state(&self, task: TaskId, parallelism: usize) -> SubtaskState<'_> {
         match &self.restored {
-            Some(r) => {
-                redistribute::subtask_state(r, task, parallelism, self.config.key_groups)
-            }
+            Some(r) => redistribute::subtask_state(r, task, parallelism, self.config.key_groups),
             None => SubtaskState::None,
         }
     }
@@ -349,10 +347,15 @@ pub fn build(
                                     let positions: Vec<&[u8]> =
                                         all.into_iter().map(Option::unwrap_or_default).collect();
                                     reader.restore_rescaled(&positions).map_err(|e| {
+                                        let what = match &op.kind {
+                                            OperatorKind::Source { connector } => format!(
+                                                "table '{}' (connector '{}')",
+                                                connector.table, connector.connector
+                                            ),
+                                            _ => "VALUES".to_string(),
+                                        };
                                         RuntimeError::new(format!(
-                                            "unsupported feature: restoring source operator {} ({}) with another parallelism ({old_parallelism} subtasks in the checkpoint, {} now): {}",
-                                            op.id,
-                                            fingerprint(op),
+                                            "unsupported feature: restoring the source of {what} with another parallelism ({old_parallelism} subtasks in the checkpoint, {} now): {}",
                                             op.parallelism,
                                             e.message
                                         ))

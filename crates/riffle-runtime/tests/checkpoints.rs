@@ -376,3 +376,254 @@ fn a_savepoint_starts_another_job_where_the_first_one_stopped() {
         "{err}"
     );
 }
+
+/// Runs `sql` under `job_id` until its checkpoint directory `dir` holds a completed
+/// checkpoint numbered above `after`; returns the newest completed checkpoint's number.
+fn run_until_checkpoint_after(sql: &str, job_id: &str, dir: &Path, after: u64) -> u64 {
+    let newest = |dir: &Path| -> u64 {
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok())
+                    .filter(|e| e.path().join("_metadata").is_file())
+                    .filter_map(|e| {
+                        let name = e.file_name().to_string_lossy().to_string();
+                        name.strip_prefix("chk-").and_then(|n| n.parse().ok())
+                    })
+                    .max()
+                    .unwrap_or(0)
+            })
+            .unwrap_or(0)
+    };
+    let graph = riffle_plan::plan_sql(sql).unwrap();
+    let stop = StopHandle::default();
+    let options = RunOptions {
+        stop: stop.clone(),
+        job_id: Some(job_id.to_string()),
+        ..RunOptions::default()
+    };
+    let watched = dir.to_path_buf();
+    std::thread::spawn(move || loop {
+        if newest(&watched) > after {
+            stop.stop();
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime
+        .block_on(riffle_runtime::run(&graph, options))
+        .unwrap();
+    newest(dir)
+}
+
+/// A group aggregation, a regular join and a Top-N at `parallelism`, from CSV files into
+/// changelog (`debezium-json`) and CSV sinks.
+fn rescaled_job(
+    data: &Path,
+    parallelism: usize,
+    backend: &str,
+    checkpoints: Option<&Path>,
+) -> String {
+    let set = match checkpoints {
+        Some(dir) => format!(
+            "SET 'execution.checkpointing.interval' = '20 ms';\nSET 'execution.checkpointing.dir' = '{}';\n",
+            dir.display()
+        ),
+        None => String::new(),
+    };
+    let d = data.display();
+    let out = if checkpoints.is_some() {
+        "rescaled"
+    } else {
+        "plain"
+    };
+    format!(
+        "{set}SET 'parallelism.default' = '{parallelism}';
+SET 'state.backend.type' = '{backend}';
+CREATE TABLE orders (id BIGINT, customer INT, amount INT, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+  WITH ('connector' = 'filesystem', 'path' = '{d}/orders', 'format' = 'csv');
+CREATE TABLE customers (customer INT, name STRING)
+  WITH ('connector' = 'filesystem', 'path' = '{d}/customers.csv', 'format' = 'csv');
+CREATE TABLE totals (customer INT, total INT, cnt BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{d}/{out}/totals', 'format' = 'debezium-json');
+CREATE TABLE named (id BIGINT, name STRING, amount INT)
+  WITH ('connector' = 'filesystem', 'path' = '{d}/{out}/named', 'format' = 'csv');
+CREATE TABLE top3 (customer INT, id BIGINT, amount INT, rn BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{d}/{out}/top3', 'format' = 'debezium-json');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO totals SELECT customer, SUM(amount), COUNT(*) FROM orders GROUP BY customer;
+INSERT INTO named SELECT o.id, c.name, o.amount FROM orders o JOIN customers c ON o.customer = c.customer;
+INSERT INTO top3 SELECT customer, id, amount, rn FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY customer ORDER BY amount DESC, id) AS rn FROM orders)
+  WHERE rn <= 3;
+END;
+"
+    )
+}
+
+/// 6,000 orders of 97 customers in 30 files (each one batch, so checkpoints fall between).
+fn write_rescale_data(dir: &Path) {
+    std::fs::create_dir(dir.join("orders")).unwrap();
+    for file in 0..30u64 {
+        let mut text = String::new();
+        for i in file * 200..(file + 1) * 200 {
+            text.push_str(&format!(
+                "{i},{},{},2024-01-01 10:{:02}:{:02}.000\n",
+                (i * 7) % 97,
+                (i * 37) % 1000,
+                (i / 60) % 60,
+                i % 60
+            ));
+        }
+        std::fs::write(dir.join(format!("orders/{file:03}.csv")), text).unwrap();
+    }
+    let customers: String = (0..97).map(|c| format!("{c},customer-{c}\n")).collect();
+    std::fs::write(dir.join("customers.csv"), customers).unwrap();
+}
+
+/// The rows a changelog sink's lines (`debezium-json`) leave: every `after` added, every
+/// `before` removed (a removal of a row that is not there fails: it was emitted twice or lost).
+fn materialize(dir: &Path) -> Vec<String> {
+    let mut rows: Vec<String> = Vec::new();
+    let mut lines = Vec::new();
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .map(|e| e.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    // Part files by checkpoint number then subtask: each key's changes in the order they
+    // were committed (a key's changes come from one subtask between two checkpoints).
+    names.retain(|p: &std::path::PathBuf| {
+        !p.file_name().unwrap().to_string_lossy().starts_with('.')
+    });
+    let order = |p: &std::path::PathBuf| {
+        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        let parts: Vec<u64> = name.split('-').filter_map(|s| s.parse().ok()).collect();
+        (
+            parts.get(1).copied().unwrap_or(0),
+            parts.first().copied().unwrap_or(0),
+        )
+    };
+    names.sort_by_key(order);
+    for path in names {
+        lines.extend(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>(),
+        );
+    }
+    for line in lines {
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if !v["before"].is_null() {
+            let row = v["before"].to_string();
+            let i = rows
+                .iter()
+                .position(|r| *r == row)
+                .unwrap_or_else(|| panic!("{}: retracts {row}, which is not there", dir.display()));
+            rows.swap_remove(i);
+        }
+        if !v["after"].is_null() {
+            rows.push(v["after"].to_string());
+        }
+    }
+    rows.sort();
+    rows
+}
+
+#[test]
+fn a_job_resumes_with_another_parallelism_exactly_once() {
+    for backend in ["hashmap", "rocksdb"] {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path();
+        write_rescale_data(data);
+        run(&rescaled_job(data, 2, backend, None), "plain", None).unwrap();
+        let plain = data.join("plain");
+        let expected_totals = materialize(&plain.join("totals"));
+        let expected_top3 = materialize(&plain.join("top3"));
+        let expected_named = sink_lines(&plain.join("named"));
+        assert_eq!(expected_totals.len(), 97);
+        assert_eq!(expected_top3.len(), 97 * 3);
+        assert_eq!(expected_named.len(), 6_000);
+
+        // 2 subtasks, then 3, then 1 to the end; each run stops after a new checkpoint.
+        let checkpoints = data.join("checkpoints");
+        let job_dir = checkpoints.join("rescaled");
+        let mut last = 0;
+        for parallelism in [2, 3] {
+            let sql = rescaled_job(data, parallelism, backend, Some(&checkpoints));
+            last = run_until_checkpoint_after(&sql, "rescaled", &job_dir, last);
+        }
+        let partial = sink_lines(&data.join("rescaled/named")).len();
+        assert!(
+            partial < 6_000,
+            "{backend}: the runs were not stopped before the end"
+        );
+        run(
+            &rescaled_job(data, 1, backend, Some(&checkpoints)),
+            "rescaled",
+            None,
+        )
+        .unwrap();
+        let rescaled = data.join("rescaled");
+        assert_eq!(
+            materialize(&rescaled.join("totals")),
+            expected_totals,
+            "{backend}"
+        );
+        assert_eq!(
+            materialize(&rescaled.join("top3")),
+            expected_top3,
+            "{backend}"
+        );
+        assert_eq!(
+            sink_lines(&rescaled.join("named")),
+            expected_named,
+            "{backend}"
+        );
+    }
+}
+
+#[test]
+fn a_changed_max_parallelism_or_an_unsplittable_source_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    write_rescale_data(data);
+    let checkpoints = data.join("checkpoints");
+    let sql = rescaled_job(data, 2, "hashmap", Some(&checkpoints));
+    run(&sql, "job", Some(&checkpoints.join("job"))).unwrap();
+    let err = run(
+        &format!("SET 'pipeline.max-parallelism' = '64';\n{sql}"),
+        "job",
+        None,
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("'pipeline.max-parallelism' 128, the job now has 64"),
+        "{err}"
+    );
+
+    let datagen = |parallelism: usize| {
+        format!(
+            "SET 'execution.checkpointing.interval' = '20 ms';
+SET 'execution.checkpointing.dir' = '{}';
+SET 'parallelism.default' = '{parallelism}';
+CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '2000',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '100000');
+CREATE TABLE out (id BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO out SELECT id FROM g;",
+            checkpoints.display()
+        )
+    };
+    run(&datagen(2), "gen", Some(&checkpoints.join("gen"))).unwrap();
+    let err = run(&datagen(3), "gen", None).unwrap_err();
+    assert!(
+        err.contains("unsupported feature: restoring the source of table 'g' (connector 'datagen') with another parallelism (2 subtasks in the checkpoint, 3 now)"),
+        "{err}"
+    );
+}

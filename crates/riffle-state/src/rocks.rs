@@ -168,7 +168,12 @@ impl StateBackend for RocksDbBackend {
 
     fn put(&mut self, table: &str, key: &[u8], value: &[u8]) -> Result<()> {
         self.db
-            .put_cf_opt(self.table(table)?, prefixed(self.groups, key), value, &self.write)
+            .put_cf_opt(
+                self.table(table)?,
+                prefixed(self.groups, key),
+                value,
+                &self.write,
+            )
             .map_err(|e| error("write", &self.dir, e))
     }
 

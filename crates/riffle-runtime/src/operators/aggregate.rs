@@ -958,7 +958,7 @@ mod tests {
     use arrow::datatypes::{Field, Schema, TimeUnit};
     use riffle_plan::{AggregateFunction, SortKey};
 
-    use super::super::resume::{assert_resumes_anywhere, Step};
+    use super::super::resume::{assert_rescales_anywhere, assert_resumes_anywhere, Step};
     use super::*;
 
     fn ts() -> DataType {
@@ -1044,6 +1044,7 @@ mod tests {
             ) as Box<dyn StreamOperator>
         };
         let out = assert_resumes_anywhere(&make, &steps());
+        assert_rescales_anywhere(&make, &steps(), &[&[0]]);
         assert!(
             out.iter().filter(|l| l.starts_with("+I")).count() >= 4,
             "{out:?}"

@@ -478,7 +478,7 @@ mod tests {
         assert_eq!(lines(&out), ["+I[2, b, 100, null, null, null]", "WM 106"]);
     }
 
-    use super::super::resume::{assert_resumes_anywhere, Step};
+    use super::super::resume::{assert_rescales_anywhere, assert_resumes_anywhere, Step};
 
     #[test]
     fn interval_joins_resume_from_a_snapshot() {
@@ -520,6 +520,7 @@ mod tests {
         for join_type in [JoinType::Inner, JoinType::Left, JoinType::Full] {
             let make = || Box::new(interval(join_type)) as Box<dyn StreamOperator>;
             let out = assert_resumes_anywhere(&make, &steps);
+            assert_rescales_anywhere(&make, &steps, &[&[0], &[0]]);
             assert!(out.iter().any(|l| l.starts_with("+I")), "{out:?}");
         }
     }

@@ -756,4 +756,33 @@ pub(super) mod tests {
             ["+I[1, a, 0]"]
         );
     }
+
+    #[test]
+    fn joins_resume_and_rescale_from_snapshots() {
+        use super::super::resume::{assert_rescales_anywhere, assert_resumes_anywhere, Step};
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        let rows = |side: usize, rows: &[(RowKind, Option<i32>, &str, i64)]| {
+            Step::Rows(side, batch(if side == 0 { &l } else { &r }, rows))
+        };
+        let steps = vec![
+            rows(0, &[(Insert, Some(1), "a", 0), (Insert, Some(2), "b", 0)]),
+            rows(1, &[(Insert, Some(1), "x", 0), (Insert, Some(3), "y", 0)]),
+            rows(0, &[(Insert, Some(3), "c", 0), (Insert, Some(4), "d", 0)]),
+            rows(1, &[(Delete, Some(1), "x", 0), (Insert, Some(2), "z", 0)]),
+            rows(
+                0,
+                &[
+                    (UpdateBefore, Some(2), "b", 0),
+                    (UpdateAfter, Some(2), "e", 0),
+                ],
+            ),
+            rows(1, &[(Insert, Some(4), "w", 0), (Insert, Some(5), "v", 0)]),
+        ];
+        for join_type in [JoinType::Inner, JoinType::Full, JoinType::Anti] {
+            let make = || Box::new(join(join_type)) as Box<dyn StreamOperator>;
+            let out = assert_resumes_anywhere(&make, &steps);
+            assert!(out.len() >= 4, "{join_type:?}: {out:?}");
+            assert_rescales_anywhere(&make, &steps, &[&[0], &[0]]);
+        }
+    }
 }

@@ -641,7 +641,7 @@ mod tests {
         assert_eq!(fire(&mut op, i64::MAX), [(2, 3)]);
     }
 
-    use super::super::resume::{assert_resumes_anywhere, Step};
+    use super::super::resume::{assert_rescales_anywhere, assert_resumes_anywhere, Step};
 
     fn rows(rows: &[(i32, i32, i64)]) -> Step {
         let schema = Arc::new(Schema::new(vec![
@@ -683,6 +683,7 @@ mod tests {
                 };
                 let make = || Box::new(operator(frame)) as Box<dyn StreamOperator>;
                 let out = assert_resumes_anywhere(&make, &steps);
+                assert_rescales_anywhere(&make, &steps, &[&[0]]);
                 assert!(out.iter().filter(|l| l.starts_with("+I")).count() >= 9);
             }
         }

@@ -867,7 +867,7 @@ mod tests {
         assert_eq!(got, ["+I a 1 1", "-U a 1 1", "+U a 3 1"]);
     }
 
-    use super::super::resume::{assert_resumes_anywhere, Step};
+    use super::super::resume::{assert_rescales_anywhere, assert_resumes_anywhere, Step};
 
     const U: RowKind = RowKind::UpdateBefore;
 
@@ -882,6 +882,7 @@ mod tests {
             create(&spec(2, output_rank, strategy), &input, output, append_only).expect("operator")
         };
         let out = assert_resumes_anywhere(&make, steps);
+        assert_rescales_anywhere(&make, steps, &[&[0]]);
         assert!(out.iter().any(|l| !l.starts_with("WM")), "{out:?}");
     }
 

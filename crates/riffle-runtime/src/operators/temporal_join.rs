@@ -32,8 +32,8 @@ use riffle_plan::JoinSpec;
 use super::aggregate::{field_types, RowsOut};
 use super::join::{nulls, row_values, JoinKeys, PairCondition};
 use super::{millis, Emit, StreamOperator};
-use crate::state_codec::ScalarCodec;
 use crate::keyed_snapshot::{min_time, KeyedSnapshot, KeyedSnapshotWriter};
+use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
 
 /// The table of the keyed snapshot: probes, versions and timer per join key.
@@ -399,7 +399,7 @@ mod tests {
     use riffle_plan::JoinType;
 
     use super::super::join::tests::{batch, combined, lines, side_schema, spec};
-    use super::super::resume::{assert_resumes_anywhere, Step};
+    use super::super::resume::{assert_rescales_anywhere, assert_resumes_anywhere, Step};
     use super::*;
 
     fn temporal(join_type: JoinType) -> TemporalJoin {
@@ -590,6 +590,7 @@ mod tests {
         for join_type in [JoinType::Inner, JoinType::Left] {
             let make = || Box::new(temporal(join_type)) as Box<dyn StreamOperator>;
             let out = assert_resumes_anywhere(&make, &steps);
+            assert_rescales_anywhere(&make, &steps, &[&[0], &[0]]);
             assert!(out.iter().any(|l| l.starts_with("+I")), "{out:?}");
         }
     }

@@ -18,8 +18,8 @@ use riffle_connectors::snapshot::StateWriter;
 use super::aggregate::{field_types, RowsOut};
 use super::join::{nulls, row_values, JoinKeys, PairCondition};
 use super::{millis, Emit, StreamOperator};
-use crate::state_codec::ScalarCodec;
 use crate::keyed_snapshot::{min_time, KeyedSnapshot, KeyedSnapshotWriter};
+use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
 
 /// The table of the keyed snapshot: both sides' rows per window and key.
@@ -160,7 +160,10 @@ impl StreamOperator for WindowJoin {
                     rows.push((codec.read(r)?, r.bool()?));
                 }
             }
-            windows.entry(end).or_default().insert(Box::from(key), sides);
+            windows
+                .entry(end)
+                .or_default()
+                .insert(Box::from(key), sides);
             Ok(())
         })
     }
@@ -276,7 +279,7 @@ mod tests {
         assert_eq!(lines(&out), ["WM 20"]);
     }
 
-    use super::super::resume::{assert_resumes_anywhere, Step};
+    use super::super::resume::{assert_rescales_anywhere, assert_resumes_anywhere, Step};
 
     #[test]
     fn window_joins_resume_from_a_snapshot() {
@@ -329,6 +332,7 @@ mod tests {
                 ) as Box<dyn StreamOperator>
             };
             let out = assert_resumes_anywhere(&make, &steps);
+            assert_rescales_anywhere(&make, &steps, &[&[0], &[0]]);
             assert!(out.iter().any(|l| l.starts_with("+I")), "{out:?}");
         }
     }
