@@ -295,6 +295,59 @@ fn a_killed_job_moves_to_a_new_job_id_through_a_savepoint() {
     assert!(actual == expected, "the moved run's output differs");
 }
 
+#[test]
+fn a_killed_job_resumes_from_savepoints_with_other_parallelisms() {
+    let (work, expected) = prepare("rescale-test", ROWS / 2);
+    let dir = work.0.as_path();
+    let script = job("faulty", "totals_faulty");
+    // 2 subtasks killed after a checkpoint, moved through a savepoint to 3 subtasks, killed
+    // again, moved to 1 subtask and run to the end.
+    let mut savepoint: Option<String> = None;
+    let mut kills = 0;
+    for (step, parallelism) in [2, 3, 1].into_iter().enumerate() {
+        let id = format!("rescaled-{step}");
+        let sql = format!("{id}.sql");
+        let text = script.replace(
+            "'parallelism.default' = '2'",
+            &format!("'parallelism.default' = '{parallelism}'"),
+        );
+        std::fs::write(dir.join(&sql), text).unwrap();
+        let mut args = vec![
+            "run",
+            &sql,
+            "--job-id",
+            &id,
+            "--set",
+            "state.backend.type=rocksdb",
+        ];
+        if let Some(s) = &savepoint {
+            args.extend(["--from-savepoint", s]);
+        }
+        if parallelism == 1 {
+            ok(dir, &args);
+            break;
+        }
+        let mut child = riffle(dir, &args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn riffle");
+        let seen = latest_checkpoint(dir, &id);
+        if wait_for_checkpoint(&mut child, dir, &id, seen) {
+            child.kill().expect("SIGKILL riffle");
+            kills += 1;
+        }
+        child.wait().expect("reap riffle");
+        let out = ok(dir, &["savepoint", &id, "--target", "savepoints"]);
+        savepoint = Some(out.trim().to_string());
+    }
+    eprintln!("killed the job {kills} time(s) mid-run");
+    assert!(kills > 0, "the job ended before its first checkpoint");
+    let actual = sorted_messages(dir, "totals_faulty");
+    assert_eq!(actual.len(), expected.len(), "messages lost or duplicated");
+    assert!(actual == expected, "the rescaled run's output differs");
+}
+
 /// The soak: the kill test's scenario `RIFFLE_SOAK_RUNS` times (default 100) over
 /// `RIFFLE_SOAK_ROWS` input rows (default as the kill test), each a fresh job killed with
 /// SIGKILL once or twice at random moments (not only after a checkpoint), then run to its end;

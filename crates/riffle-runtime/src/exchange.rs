@@ -189,3 +189,86 @@ pub fn key_converter(types: &[arrow::datatypes::DataType]) -> Result<RowConverte
     RowConverter::new(types.iter().map(|t| SortField::new(t.clone())).collect())
         .map_err(RuntimeError::from)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use arrow::array::{Int64Array, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use arrow::record_batch::RecordBatch;
+
+    use super::*;
+
+    fn batch(rows: usize) -> ChangeBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("user", DataType::Utf8, true),
+        ]));
+        let ids: Vec<i64> = (0..rows as i64).map(|i| i * 7919 % 100_003).collect();
+        let users: Vec<String> = ids.iter().map(|i| format!("user-{i}")).collect();
+        ChangeBatch::inserts(
+            RecordBatch::try_new(
+                schema,
+                vec![
+                    Arc::new(Int64Array::from(ids)),
+                    Arc::new(StringArray::from(users)),
+                ],
+            )
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn rows_go_to_the_subtask_owning_their_key_group() {
+        let groups = KeyGroups::default();
+        let batch = batch(1000);
+        let expected = key_groups_of_rows(&batch.batch, &[1], groups).unwrap();
+        for n in [1, 2, 3, 7] {
+            let parts = key_group_partition(&batch, &[1], n, groups).unwrap();
+            let mut total = 0;
+            for (subtask, part) in parts.iter().enumerate() {
+                let Some(part) = part else { continue };
+                total += part.num_rows();
+                for g in key_groups_of_rows(&part.batch, &[1], groups).unwrap() {
+                    assert!(groups.range_of(subtask, n).contains(&g));
+                }
+            }
+            assert_eq!(total, 1000);
+        }
+        // The key group of a row is that of its key's encoded bytes, as keyed state computes it.
+        let columns = crate::operators::key_columns(&batch.batch, &[1]);
+        let rows = key_converter(&[DataType::Utf8])
+            .unwrap()
+            .convert_columns(&columns)
+            .unwrap();
+        assert_eq!(groups.of_key(rows.row(5).data()), expected[5]);
+    }
+
+    /// The cost of routing rows by key group (`cargo test --release -p riffle-runtime --lib
+    /// routing_cost -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn routing_cost() {
+        let rows = 8192;
+        let batch = batch(rows);
+        let groups = KeyGroups::default();
+        for (name, keys) in [
+            ("BIGINT", vec![0]),
+            ("STRING", vec![1]),
+            ("BIGINT, STRING", vec![0, 1]),
+        ] {
+            let rounds = 200;
+            let t = Instant::now();
+            for _ in 0..rounds {
+                let parts = key_group_partition(&batch, &keys, 4, groups).unwrap();
+                assert_eq!(
+                    parts.iter().flatten().map(|p| p.num_rows()).sum::<usize>(),
+                    rows
+                );
+            }
+            let ns = t.elapsed().as_nanos() as f64 / (rounds * rows) as f64;
+            println!("{name}: {ns:.1} ns/row");
+        }
+    }
+}
