@@ -41,14 +41,16 @@ fn prefixed(groups: KeyGroups, key: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The `(prefixed key, value)` pairs of column family `table` of `db` whose key group is in
-/// `groups`.
+/// A raw RocksDB entry: the key (with its key-group prefix) and the value.
+type RawEntry = (Box<[u8]>, Box<[u8]>);
+
+/// The entries of column family `table` of `db` whose key group is in `groups`.
 fn scan(
     db: &DB,
     dir: &Path,
     table: &rocksdb::ColumnFamily,
     groups: Range<u16>,
-) -> Result<Vec<(Box<[u8]>, Box<[u8]>)>> {
+) -> Result<Vec<RawEntry>> {
     let start = groups.start.to_be_bytes();
     let mode = IteratorMode::From(&start, Direction::Forward);
     let mut out = Vec::new();

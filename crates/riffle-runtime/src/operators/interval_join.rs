@@ -347,8 +347,8 @@ impl StreamOperator for IntervalJoin {
         let (states, codecs) = (&mut self.states, &self.codecs);
         snapshot.read_table(STATES, what, |key, r| {
             let mut state = KeyState::default();
-            for side in 0..2 {
-                state.caches[side] = read_cache(&codecs[side], r)?;
+            for (side, codec) in codecs.iter().enumerate() {
+                state.caches[side] = read_cache(codec, r)?;
                 state.timers[side] = read_timer(r)?;
             }
             states.insert(Box::from(key), state);

@@ -606,7 +606,7 @@ impl StreamOperator for WindowRank {
             let end = r.i64()?;
             windows
                 .entry(end)
-                .or_insert_with(HashMap::new)
+                .or_default()
                 .insert(keys.key_of(key), read_ranked(rows, sort, r)?);
             Ok(())
         })
