@@ -467,12 +467,13 @@ END;
     )
 }
 
-/// 6,000 orders of 97 customers in 30 files (each one batch, so checkpoints fall between).
+/// 6,000 orders of 97 customers in 300 files (each one batch, so that checkpoints fall
+/// between them and a run is stopped long before its end).
 fn write_rescale_data(dir: &Path) {
     std::fs::create_dir(dir.join("orders")).unwrap();
-    for file in 0..30u64 {
+    for file in 0..300u64 {
         let mut text = String::new();
-        for i in file * 200..(file + 1) * 200 {
+        for i in file * 20..(file + 1) * 20 {
             text.push_str(&format!(
                 "{i},{},{},2024-01-01 10:{:02}:{:02}.000\n",
                 (i * 7) % 97,
