@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+/// Orders of the one-process test; the kill test has more, so the job runs long enough.
 const ORDERS: usize = 20_000;
+const ORDERS_KILL: usize = 80_000;
 const CUSTOMERS: usize = 300;
 
 fn riffle(dir: &Path, args: &[&str]) -> Command {
@@ -69,12 +71,12 @@ END;
 }
 
 /// A fresh directory with the input topics (orders in 4 queues, customers in 2).
-fn prepare(name: &str) -> WorkDir {
+fn prepare(name: &str, orders: usize) -> WorkDir {
     let dir = std::env::temp_dir().join(format!("riffle-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let work = WorkDir(dir.clone());
-    let orders: String = (0..ORDERS)
+    let orders: String = (0..orders)
         .map(|i| {
             format!(
                 "{{\"order_id\":{i},\"customer\":\"c{}\",\"amount\":{}}}\n",
@@ -154,7 +156,7 @@ fn reference(dir: &Path) -> (BTreeMap<String, String>, BTreeMap<String, String>)
 
 #[test]
 fn one_process_group_equals_the_plain_run() {
-    let work = prepare("scale-out-one");
+    let work = prepare("scale-out-one", ORDERS);
     let dir = work.0.as_path();
     let (regions, customers) = reference(dir);
     std::fs::write(dir.join("units.sql"), job("units")).unwrap();
@@ -191,4 +193,86 @@ fn one_process_group_equals_the_plain_run() {
         &["run", "units.sql", "--job-id", "units", "--group", "g"],
     );
     assert_eq!(upserted(dir, "units_regions"), regions);
+}
+
+fn spawn_member(dir: &Path, name: &str) -> std::process::Child {
+    let log = std::fs::File::create(dir.join(format!("{name}.log"))).expect("log file");
+    riffle(
+        dir,
+        &["run", "units.sql", "--job-id", "units", "--group", "g"],
+    )
+    .env("RIFFLE_CLUSTER_LOG", "1")
+    .stdout(Stdio::null())
+    .stderr(log)
+    .spawn()
+    .expect("start riffle")
+}
+
+/// Waits until `riffle job status` shows `n` processes; returns the status text.
+fn wait_for_members(dir: &Path, n: usize) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let out = riffle(dir, &["job", "status", "units", "--group", "g"])
+            .output()
+            .expect("job status");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if text.contains(&format!(": {n} process(es)")) {
+            return text;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never saw {n} processes: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// The done-when test of scale-out: three processes share the job, one is killed with
+/// SIGKILL in the middle, a fourth joins later; the sinks end up exactly as after a plain run.
+#[test]
+fn three_processes_one_killed_one_joining_equal_the_plain_run() {
+    let work = prepare("scale-out-kill", ORDERS_KILL);
+    let dir = work.0.as_path();
+    let (regions, customers) = reference(dir);
+    std::fs::write(dir.join("units.sql"), job("units")).unwrap();
+    let mut members: Vec<std::process::Child> = ["a", "b", "c"]
+        .iter()
+        .map(|n| spawn_member(dir, n))
+        .collect();
+    let status = wait_for_members(dir, 3);
+    assert!(
+        status.contains("running") || status.contains("waiting"),
+        "{status}"
+    );
+    // Let every member work for a while, then kill one in the middle of the job.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert!(
+        members
+            .iter_mut()
+            .all(|m| m.try_wait().expect("poll").is_none()),
+        "the job ended before the kill"
+    );
+    members[1].kill().expect("SIGKILL");
+    members[1].wait().expect("reap");
+    wait_for_members(dir, 2);
+    members.push(spawn_member(dir, "d"));
+    for (i, m) in members.iter_mut().enumerate() {
+        if i == 1 {
+            continue;
+        }
+        let status = m.wait().expect("wait for member");
+        let name = ["a", "b", "c", "d"][i];
+        let log = std::fs::read_to_string(dir.join(format!("{name}.log"))).unwrap_or_default();
+        assert!(status.success(), "member {name} failed: {log}");
+    }
+    let logs: String = ["a", "b", "c", "d"]
+        .iter()
+        .map(|n| std::fs::read_to_string(dir.join(format!("{n}.log"))).unwrap_or_default())
+        .collect();
+    // The survivors took the killed member's units over.
+    assert!(logs.contains("of 2: units"), "{logs}");
+    assert!(logs.contains("of 3: units"), "{logs}");
+    assert_eq!(upserted(dir, "units_regions"), regions);
+    assert_eq!(upserted(dir, "units_customers"), customers);
 }

@@ -17,7 +17,7 @@ pub mod units;
 
 use std::fmt;
 
-pub use membership::{FileGroup, Membership, Solo};
+pub use membership::{Membership, Solo, StoreGroup};
 pub use runner::ClusterJob;
 pub use stages::{split, StagePlan};
 pub use units::UnitId;

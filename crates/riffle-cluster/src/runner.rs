@@ -18,7 +18,7 @@ use std::time::Duration;
 use riffle_connectors::SubtaskInfo;
 use riffle_plan::JobGraph;
 use riffle_runtime::{PrintTarget, RunOptions, StopHandle};
-use riffle_store::Topics;
+use riffle_store::{Store, Topics};
 use tokio::task::JoinHandle;
 
 use crate::membership::Membership;
@@ -42,7 +42,7 @@ pub struct ClusterJob {
     checkpoint_root: PathBuf,
     print_target: PrintTarget,
     /// The store of the shuffle topics, open while the job runs.
-    store: Arc<dyn Topics>,
+    store: Arc<Store>,
 }
 
 /// A unit running in this process.
@@ -64,7 +64,7 @@ impl ClusterJob {
             store.topic_config(topic).ok().map(|c| c.queues)
         };
         let plan = split(graph, job, &queues_of)?;
-        let store: Arc<dyn Topics> = riffle_connectors::rocketmq::shared_store(&plan.store_dir)?;
+        let store = riffle_connectors::rocketmq::shared_store(&plan.store_dir)?;
         plan.create_topics(store.as_ref())?;
         for (stage, s) in plan.stages.iter().enumerate() {
             state_topic::create(store.as_ref(), job, stage, s.units)?;
@@ -143,8 +143,8 @@ impl ClusterJob {
         self.stage_graphs.get(stage).map(Arc::as_ref)
     }
 
-    /// The store of the shuffle topics.
-    pub fn store(&self) -> &Arc<dyn Topics> {
+    /// The store of the shuffle topics (and of the group's membership).
+    pub fn store(&self) -> &Arc<Store> {
         &self.store
     }
 
@@ -153,11 +153,6 @@ impl ClusterJob {
     pub fn cluster_dir(&self) -> PathBuf {
         self.checkpoint_root
             .join(format!("{}.cluster", self.plan.job))
-    }
-
-    /// Where the members of group `group` keep their files.
-    pub fn group_dir(&self, group: &str) -> PathBuf {
-        self.cluster_dir().join(format!("group-{group}"))
     }
 
     /// Where the units' checkpoints live.
@@ -208,7 +203,7 @@ impl ClusterJob {
         let unit_stop = stop.clone();
         // The unit's checkpoints go to its state topic too, and come back from it when this
         // machine's checkpoint directory lacks the newest one.
-        let state = StateTopic::new(self.store.clone(), &self.plan.job, unit);
+        let state = StateTopic::new(self.store.clone() as Arc<dyn Topics>, &self.plan.job, unit);
         if let Some(n) = state.restore_into(&self.checkpoint_root, &unit.job_id(&self.plan.job))? {
             log(&format!(
                 "unit {unit}: checkpoint {n} restored from its state topic"
@@ -361,7 +356,7 @@ pub fn run_blocking(graph: &JobGraph, job: &str, group: Option<&str>) -> Result<
     runtime.block_on(async {
         let cluster = ClusterJob::new(graph, job, PrintTarget::Stdout)?;
         let membership: Box<dyn Membership> = match group {
-            Some(name) => Box::new(crate::FileGroup::join(&cluster.group_dir(name))?),
+            Some(name) => Box::new(crate::StoreGroup::join(cluster.store(), job, name)?),
             None => Box::new(crate::Solo),
         };
         let stop = StopHandle::default();

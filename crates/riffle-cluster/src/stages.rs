@@ -97,6 +97,20 @@ impl StagePlan {
     }
 }
 
+/// `name` as a topic or group name of the store: characters other than `A-Z a-z 0-9 _ - %`
+/// (a job id may hold `.`) become `_`.
+pub fn store_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '%') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// Splits `graph` (job `job`) into stages; `queues_of` gives the queue count of a rocketmq
 /// source's topic (`None`: the topic is missing).
 pub fn split(
@@ -221,7 +235,7 @@ pub fn split(
             .map_err(|_| ClusterError::new("too many units"))?;
         shuffles.push(Shuffle {
             edge: index,
-            topic: format!("{job}-{}-{}-shuffle", e.from, e.to),
+            topic: store_name(&format!("{job}-{}-{}-shuffle", e.from, e.to)),
             queues,
             from_stage,
             to_stage,

@@ -36,7 +36,7 @@ pub struct StateTopic {
 
 /// The state topic of `stage` of job `job`.
 pub fn topic_name(job: &str, stage: usize) -> String {
-    format!("{job}-{stage}-state")
+    crate::stages::store_name(&format!("{job}-{stage}-state"))
 }
 
 /// Creates the state topic of a stage with `units` queues when it is missing.

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::membership::{allocate_averagely, live_members};
+use riffle_store::membership::{allocate_averagely, members as group_members};
+
+use crate::membership::group_name;
 use crate::units::UnitId;
 use crate::ClusterError;
 
@@ -106,7 +108,9 @@ pub fn read(root: &Path, job: &str, group: &str) -> Result<JobStatus, ClusterErr
     let plan: PlanFile = serde_json::from_str(&text)
         .map_err(|e| ClusterError::new(format!("{} is corrupted: {e}", plan_path.display())))?;
     let store = riffle_connectors::rocketmq::shared_store(&plan.store_dir)?;
-    let members = live_members(&cluster.join(format!("group-{group}")))?;
+    let infos = group_members(&store, &group_name(job, group))
+        .map_err(|e| ClusterError::new(format!("group '{group}': {e}")))?;
+    let members: Vec<String> = infos.iter().map(|m| m.id.clone()).collect();
     let all: Vec<UnitId> = plan
         .stages
         .iter()

@@ -265,7 +265,7 @@ fn join_and_aggregation_over_units_equal_the_single_run() {
 /// rest and resumes them from their checkpoints). The result equals the single run.
 #[test]
 fn units_move_between_members_exactly_once() {
-    use riffle_cluster::FileGroup;
+    use riffle_cluster::StoreGroup;
     use std::time::Duration;
 
     let dir = tempfile::tempdir().expect("tempdir");
@@ -301,7 +301,7 @@ fn units_move_between_members_exactly_once() {
     let a = ClusterJob::new(&graph, "moves", PrintTarget::Stdout).expect("split");
     let b = ClusterJob::new(&graph, "moves", PrintTarget::Stdout).expect("split");
     let units = a.plan.units();
-    let group_a = FileGroup::join(&a.group_dir("g")).expect("join a");
+    let group_a = StoreGroup::join(a.store(), "moves", "g").expect("join a");
     let (stop_a, stop_b) = (StopHandle::default(), StopHandle::default());
     let all_finished = |job: &ClusterJob| units.iter().all(|u| job.is_finished(*u));
     runtime().block_on(async {
@@ -312,7 +312,7 @@ fn units_move_between_members_exactly_once() {
         let run_b = async {
             tokio::time::sleep(Duration::from_millis(1500)).await;
             assert!(!all_finished(&b), "the job ended before b joined");
-            let group_b = FileGroup::join(&b.group_dir("g")).expect("join b");
+            let group_b = StoreGroup::join(b.store(), "moves", "g").expect("join b");
             let control = async {
                 tokio::time::sleep(Duration::from_millis(1500)).await;
                 assert!(!all_finished(&b), "the job ended before a left");
