@@ -465,6 +465,8 @@ pub enum AggregateFunction {
     FirstValue,
     /// `LAST_VALUE(x)`: the last non-null value.
     LastValue,
+    /// `ARRAY_AGG(x)`: the values, NULLs included, in arrival order (NULL for none).
+    ArrayAgg,
 }
 
 /// One sort key of a [`OperatorKind::TopN`].

@@ -2294,6 +2294,20 @@ impl GraphBuilder<'_> {
                 return Err(unsupported("ORDER BY inside an aggregate call", span));
             }
             let fname = func.name().to_ascii_lowercase();
+            // `RESPECT NULLS` is ARRAY_AGG's default; `IGNORE NULLS` filters NULL arguments out.
+            let ignore_nulls = match params.null_treatment {
+                None => false,
+                Some(_) if fname != "array_agg" => {
+                    return Err(unsupported(
+                        format!(
+                            "IGNORE NULLS / RESPECT NULLS in a call of {}",
+                            fname.to_ascii_uppercase()
+                        ),
+                        span,
+                    ))
+                }
+                Some(t) => t == datafusion::logical_expr::expr::NullTreatment::IgnoreNulls,
+            };
             if let Some(spec) = crate::udf::user_aggregate(&func) {
                 if params.distinct {
                     return Err(unsupported(
@@ -2350,6 +2364,7 @@ impl GraphBuilder<'_> {
                 "listagg" => AggregateFunction::ListAgg,
                 "first_value" => AggregateFunction::FirstValue,
                 "last_value" => AggregateFunction::LastValue,
+                "array_agg" => AggregateFunction::ArrayAgg,
                 other => {
                     return Err(unsupported(
                         format!("aggregate function {}", other.to_ascii_uppercase()),
@@ -2393,7 +2408,16 @@ impl GraphBuilder<'_> {
                     ))
                 }
             };
-            let filter = match &params.filter {
+            let not_null = match (ignore_nulls, params.args.first()) {
+                (true, Some(a)) => Some(a.clone().is_not_null()),
+                _ => None,
+            };
+            let filter = match (params.filter.as_deref().cloned(), not_null) {
+                (None, None) => None,
+                (Some(f), None) | (None, Some(f)) => Some(f),
+                (Some(f), Some(n)) => Some(f.and(n)),
+            };
+            let filter = match &filter {
                 Some(f) => {
                     pre.push(self.rewrite(f, agg.input.schema(), &input)?);
                     pre_names.push(format!("$filter{i}"));
@@ -2681,6 +2705,14 @@ fn aggregate_type(
             _,
         ) => (base, t.clone()),
         (AggregateFunction::ListAgg, _) => ("STRING".to_string(), ArrowType::Utf8),
+        (AggregateFunction::ArrayAgg, _) => (
+            format!("ARRAY<{}>", arg.data_type),
+            ArrowType::List(Arc::new(arrow::datatypes::Field::new(
+                "item",
+                t.clone(),
+                true,
+            ))),
+        ),
         (AggregateFunction::Sum, ArrowType::Decimal128(_, s)) => {
             (format!("DECIMAL(38, {s})"), ArrowType::Decimal128(38, *s))
         }

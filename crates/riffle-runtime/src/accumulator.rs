@@ -6,7 +6,8 @@
 //! any value can be retracted. `DISTINCT` counts each value once. The variance family keeps
 //! Welford's running mean and sum of squared deviations in `DOUBLE` (as Flink does, which
 //! decides the last digits), cast to the result type at the end. `LISTAGG`, `FIRST_VALUE` and
-//! `LAST_VALUE` keep the non-null values in arrival order; a retraction removes one equal value.
+//! `LAST_VALUE` keep the non-null values in arrival order, `ARRAY_AGG` every value; a
+//! retraction removes one equal value.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
@@ -137,7 +138,8 @@ impl Accumulator {
             },
             AggregateFunction::ListAgg
             | AggregateFunction::FirstValue
-            | AggregateFunction::LastValue => State::Values(Vec::new()),
+            | AggregateFunction::LastValue
+            | AggregateFunction::ArrayAgg => State::Values(Vec::new()),
         };
         let (input_precision, input_scale) = match input {
             Some(DataType::Decimal128(p, s)) => (*p, *s),
@@ -229,7 +231,8 @@ impl Accumulator {
             }
             return Ok(());
         };
-        if arg.is_null(row) {
+        // ARRAY_AGG keeps NULLs (Flink's default, RESPECT NULLS); the others skip them.
+        if arg.is_null(row) && self.function != AggregateFunction::ArrayAgg {
             return Ok(());
         }
         if let Some(seen) = &mut self.distinct {
@@ -516,6 +519,18 @@ impl Accumulator {
                     .collect();
                 Ok(ScalarValue::Utf8(Some(texts.join(&self.separator))))
             }
+            (State::Values(values), AggregateFunction::ArrayAgg) => {
+                let DataType::List(element) = out else {
+                    return Err(RuntimeError::new(format!("ARRAY_AGG into {out}")));
+                };
+                if values.is_empty() {
+                    return null();
+                }
+                Ok(ScalarValue::List(ScalarValue::new_list_nullable(
+                    values,
+                    element.data_type(),
+                )))
+            }
             (State::Values(values), f) => {
                 let v = if f == AggregateFunction::LastValue {
                     values.last()
@@ -763,6 +778,31 @@ mod tests {
             avg.value(&DataType::Decimal128(38, 6)).unwrap(),
             ScalarValue::Decimal128(Some(1_666_667), 38, 6)
         );
+    }
+
+    #[test]
+    fn array_agg_keeps_nulls_in_order_and_retracts_one_equal_value() {
+        let out = DataType::List(Arc::new(arrow::datatypes::Field::new(
+            "item",
+            DataType::Int32,
+            true,
+        )));
+        let mut acc = Accumulator::new(AggregateFunction::ArrayAgg, false, Some(&DataType::Int32));
+        assert!(acc.value(&out).unwrap().is_null());
+        let v: ArrayRef = Arc::new(arrow::array::Int32Array::from(vec![
+            Some(1),
+            None,
+            Some(1),
+            Some(2),
+        ]));
+        for row in 0..4 {
+            acc.update(Some(&v), row, true).unwrap();
+        }
+        acc.update(Some(&v), 0, false).unwrap();
+        let list = acc.value(&out).unwrap().to_array().unwrap();
+        let values = list.as_list::<i32>().value(0);
+        let values: Vec<Option<i32>> = values.as_primitive::<Int32Type>().iter().collect();
+        assert_eq!(values, [None, Some(1), Some(2)]);
     }
 
     #[test]

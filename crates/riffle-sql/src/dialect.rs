@@ -68,6 +68,11 @@ impl Dialect for FlinkDialect {
         true
     }
 
+    /// `ARRAY_AGG(x IGNORE NULLS)`: Flink writes the null treatment inside the call.
+    fn supports_window_function_null_treatment_arg(&self) -> bool {
+        true
+    }
+
     fn supports_window_clause_named_window_reference(&self) -> bool {
         true
     }

@@ -52,6 +52,12 @@ impl GraphBuilder<'_> {
             if params.filter.is_some() {
                 return Err(unsupported("FILTER in an OVER aggregation", span));
             }
+            if params.null_treatment.is_some() {
+                return Err(unsupported(
+                    "IGNORE NULLS / RESPECT NULLS in an OVER aggregation",
+                    span,
+                ));
+            }
             match shape {
                 None => shape = Some(params),
                 Some(s)
