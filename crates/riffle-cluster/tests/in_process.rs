@@ -269,7 +269,7 @@ fn units_move_between_members_exactly_once() {
     use std::time::Duration;
 
     let dir = tempfile::tempdir().expect("tempdir");
-    let orders: Vec<(String, String)> = (0..40_000)
+    let orders: Vec<(String, String)> = (0..80_000)
         .map(|i| {
             let customer = format!("c{}", (i * 7) % 200);
             let body = format!(
@@ -310,11 +310,11 @@ fn units_move_between_members_exactly_once() {
             drop(group_a);
         };
         let run_b = async {
-            tokio::time::sleep(Duration::from_millis(1500)).await;
+            tokio::time::sleep(Duration::from_millis(1000)).await;
             assert!(!all_finished(&b), "the job ended before b joined");
             let group_b = StoreGroup::join(b.store(), "moves", "g").expect("join b");
             let control = async {
-                tokio::time::sleep(Duration::from_millis(1500)).await;
+                tokio::time::sleep(Duration::from_millis(1000)).await;
                 assert!(!all_finished(&b), "the job ended before a left");
                 stop_a.stop();
             };
