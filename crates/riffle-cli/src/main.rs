@@ -8,6 +8,7 @@ mod export;
 mod job;
 mod migrate;
 mod nexmark;
+mod progress;
 mod run;
 mod savepoint;
 mod serve;

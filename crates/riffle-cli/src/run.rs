@@ -2,7 +2,8 @@
 //! and runs it natively until its bounded inputs are exhausted, or until Ctrl-C.
 //!
 //! Print sinks and query results go to stdout; everything else (diagnostics, progress) to
-//! stderr. Exit codes: 0 — the job finished; 1 — the job was rejected (with a located
+//! stderr. On a terminal, a progress line (rows read and written, and for inputs of known
+//! size a bar) shows on stderr while the job runs, unless printed rows share the terminal. Exit codes: 0 — the job finished; 1 — the job was rejected (with a located
 //! diagnostic) or failed; 2 — the file could not be read.
 
 use std::path::{Path, PathBuf};
@@ -98,7 +99,14 @@ pub fn run(args: RunArgs) -> ExitCode {
         from_savepoint: args.from_savepoint,
         ..Default::default()
     };
-    match riffle_runtime::run_blocking_with(&graph, options, std::future::pending()) {
+    let metrics = riffle_runtime::metrics::JobMetrics::new(&graph);
+    let progress = crate::progress::Progress::start(&graph, metrics.clone());
+    let result =
+        riffle_runtime::run_blocking_with_metrics(&graph, options, std::future::pending(), metrics);
+    if let Some(progress) = progress {
+        progress.finish();
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: job failed: {e}");

@@ -110,7 +110,15 @@ pub fn open_source(
         }
         FileFormat::Raw(o) => FileDecoder::Raw(RawDecoder::new(&spec.table, schema, o)?),
     };
+    // The input's size, for progress (a file that cannot be asked counts as empty).
+    let total_bytes = mine
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
     Ok(Box::new(FileSource {
+        total_bytes,
+        bytes_read: 0,
         files: mine.into_iter().rev().collect(),
         current: None,
         decoder,
@@ -209,6 +217,10 @@ struct FileSource {
     metadata: Option<FileColumns>,
     /// The facts of the file read last (with `metadata` only): a batch never spans files.
     file_facts: Option<FileFacts>,
+    /// Bytes of the subtask's files.
+    total_bytes: u64,
+    /// Bytes read so far.
+    bytes_read: u64,
 }
 
 impl FileSource {
@@ -231,6 +243,7 @@ impl FileSource {
                 let n = reader.read_line(line).map_err(|e| {
                     ConnectorError::new(format!("cannot read {}: {e}", path.display()))
                 })?;
+                self.bytes_read += n as u64;
                 if n == 0 {
                     return Err(ConnectorError::new(format!(
                         "filesystem table '{}': the checkpoint had read {skip} lines of {}, it now holds fewer",
@@ -256,6 +269,7 @@ impl FileSource {
         }
         *line_no += 1;
         self.lines += 1;
+        self.bytes_read += n as u64;
         Ok(true)
     }
 
@@ -357,6 +371,11 @@ impl SourceReader for FileSource {
         true
     }
 
+    /// Bytes read of the subtask's files.
+    fn progress(&mut self) -> Option<(u64, u64)> {
+        Some((self.bytes_read.min(self.total_bytes), self.total_bytes))
+    }
+
     /// The lines read of every file started (split positions), after a format tag.
     fn snapshot_position(&mut self, _checkpoint: u64) -> Result<Vec<u8>> {
         let mut w = StateWriter::new();
@@ -396,6 +415,8 @@ impl SourceReader for FileSource {
             };
             if done {
                 self.files.remove(i);
+                // A file finished before the restore counts as read, for progress.
+                self.bytes_read += std::fs::metadata(&path).map_or(0, |m| m.len());
                 self.finished.push((path, lines));
             } else if lines > 0 {
                 self.skip.insert(path, lines);

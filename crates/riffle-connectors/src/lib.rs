@@ -200,6 +200,12 @@ pub trait SourceReader: Send {
     fn backlog(&mut self) -> Option<Vec<(String, u64)>> {
         None
     }
+
+    /// How much of a bounded input the reader has read, as `(done, total)` in a unit of its
+    /// own (bytes of files, say); `None` when it cannot tell. Asked with [`Self::backlog`].
+    fn progress(&mut self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// A writer of one sink subtask.

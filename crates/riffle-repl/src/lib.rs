@@ -268,7 +268,7 @@ Statements end with ';' and may span lines.
   SET; SET 'key' = 'value'; RESET 'key';       session configuration
   SET 'sql-client.execution.result-mode' = 'tableau|table|changelog';
   SELECT ...;      live result (Ctrl-C cancels it)
-  INSERT ...;      background job; SHOW JOBS; STOP JOB 'id';
+  INSERT ...;      background job; SHOW JOBS; STOP JOB 'id' [WITH SAVEPOINT];
   EXPLAIN ...;     the job graph
   QUIT;            leave";
 

@@ -2,7 +2,8 @@
 //! the backlog of every source queue, and the job's checkpoints (duration, size, state size).
 //!
 //! Subtasks update their figures with relaxed atomics once per batch or watermark — never per
-//! row — and a source refreshes its queues' backlog at most once per [`BACKLOG_INTERVAL`].
+//! row — and a source refreshes its queues' backlog and its progress through a bounded input
+//! at most once per [`BACKLOG_INTERVAL`].
 //! Anyone holding the job's [`JobMetrics`] reads a consistent-enough [`MetricsSnapshot`] at
 //! any time (each figure is exact; figures of different subtasks may be a batch apart).
 
@@ -37,6 +38,8 @@ pub struct SubtaskMetrics {
     state_bytes: AtomicU64,
     /// Sources: the backlog of each queue they read.
     backlog: Mutex<Vec<QueueBacklog>>,
+    /// Sources of a known size: (done, total), see [`SubtaskMetrics::progress`].
+    progress: Mutex<Option<(u64, u64)>>,
 }
 
 impl Default for SubtaskMetrics {
@@ -47,6 +50,7 @@ impl Default for SubtaskMetrics {
             watermark: AtomicI64::new(i64::MIN),
             state_bytes: AtomicU64::new(0),
             backlog: Mutex::new(Vec::new()),
+            progress: Mutex::new(None),
         }
     }
 }
@@ -77,6 +81,12 @@ impl SubtaskMetrics {
         *lock(&self.backlog) = queues;
     }
 
+    /// Records how much of its bounded input a source has read: `(done, total)` in a unit of
+    /// the source's own.
+    pub fn progress(&self, done: u64, total: u64) {
+        *lock(&self.progress) = Some((done, total));
+    }
+
     fn figures(&self) -> SubtaskFigures {
         let watermark = self.watermark.load(Ordering::Relaxed);
         SubtaskFigures {
@@ -85,6 +95,7 @@ impl SubtaskMetrics {
             watermark: (watermark != i64::MIN).then_some(watermark),
             state_bytes: self.state_bytes.load(Ordering::Relaxed),
             backlog: lock(&self.backlog).clone(),
+            progress: *lock(&self.progress),
         }
     }
 }
@@ -111,6 +122,9 @@ pub struct SubtaskFigures {
     pub state_bytes: u64,
     /// Sources: how far behind each queue they are.
     pub backlog: Vec<QueueBacklog>,
+    /// Sources of a known size: how much they read, `(done, total)` in a unit of their own
+    /// (bytes of files, say).
+    pub progress: Option<(u64, u64)>,
 }
 
 /// The last completed checkpoint.

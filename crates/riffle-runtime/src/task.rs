@@ -639,16 +639,19 @@ fn read_source(
         }
         if Instant::now() >= backlog_due {
             backlog_due = Instant::now() + BACKLOG_INTERVAL;
-            if let Some(queues) = reader.backlog() {
-                figures.backlog(
-                    queues
-                        .into_iter()
-                        .map(|(queue, lag)| QueueBacklog { queue, lag })
-                        .collect(),
-                );
-            }
+            report_backlog(reader.as_mut(), &figures);
         }
         let next = match reader.next_changes() {
+            Ok(None) => {
+                // The last figures of an input that ended.
+                report_backlog(reader.as_mut(), &figures);
+                if commands.is_some() {
+                    exhausted = true;
+                    Ok(SourceItem::Exhausted)
+                } else {
+                    return;
+                }
+            }
             Ok(Some(batch)) => {
                 let watermark = reader.take_watermark();
                 if !send(Ok(SourceItem::Batch(batch))) {
@@ -659,16 +662,26 @@ fn read_source(
                     None => continue,
                 }
             }
-            Ok(None) if commands.is_some() => {
-                exhausted = true;
-                Ok(SourceItem::Exhausted)
-            }
-            Ok(None) => return,
             Err(e) => Err(RuntimeError::from(e)),
         };
         if !send(next) {
             return;
         }
+    }
+}
+
+/// Hands a source's backlog and progress to its figures.
+fn report_backlog(reader: &mut dyn SourceReader, figures: &SubtaskMetrics) {
+    if let Some(queues) = reader.backlog() {
+        figures.backlog(
+            queues
+                .into_iter()
+                .map(|(queue, lag)| QueueBacklog { queue, lag })
+                .collect(),
+        );
+    }
+    if let Some((done, total)) = reader.progress() {
+        figures.progress(done, total);
     }
 }
 

@@ -46,6 +46,7 @@ fn records_and_watermarks_are_counted_per_operator_subtask() {
     let rows: String = (0..200)
         .map(|i| format!("2024-01-01 10:{:02}:{:02},{i}\n", i / 60, i % 60))
         .collect();
+    let size = rows.len() as u64;
     std::fs::write(dir.path().join("a.csv"), rows).unwrap_or_else(|e| panic!("{e}"));
     let sql = format!(
         "SET 'parallelism.default' = '2';
@@ -62,6 +63,14 @@ SELECT v % 3, COUNT(*) FROM t WHERE v >= 50 GROUP BY v % 3;",
             OperatorKind::Source { .. } => {
                 assert_eq!(total(subtasks, true), 200, "source reads every row");
                 assert_eq!(total(subtasks, false), 0);
+                // The file's bytes, all read (one subtask has the file, the other none).
+                let progress: Vec<(u64, u64)> =
+                    subtasks.iter().filter_map(|s| s.progress).collect();
+                assert_eq!(progress.len(), 2);
+                let read: (u64, u64) = progress
+                    .iter()
+                    .fold((0, 0), |(d, t), (a, b)| (d + a, t + b));
+                assert_eq!(read, (size, size));
             }
             OperatorKind::Sink { .. } => {
                 assert_eq!(total(subtasks, false), lines.len() as u64, "sink rows");

@@ -65,7 +65,12 @@ pub fn job_metrics_json(graph: &JobGraph, snapshot: &MetricsSnapshot) -> Value {
         }));
         if source {
             for (i, s) in subtasks.iter().enumerate() {
-                sources.push(json!({ "operator": op.id, "subtask": i, "queues": s.backlog }));
+                sources.push(json!({
+                    "operator": op.id,
+                    "subtask": i,
+                    "queues": s.backlog,
+                    "progress": s.progress.map(|(done, total)| json!({ "done": done, "total": total })),
+                }));
             }
         }
     }

@@ -561,5 +561,35 @@ async fn jobs_show_per_operator_figures_and_resume_from_a_savepoint() {
     let mut expected: Vec<u64> = (1..=150).chain(101..=150).collect();
     expected.sort_unstable();
     assert_eq!(ids, expected);
+
+    // `STOP JOB ... WITH SAVEPOINT`, as in Flink's SQL client: into 'state.savepoints.dir'.
+    let (status, body) = sql(&base, "STOP JOB 'copy' WITH SAVEPOINT;").await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("state.savepoints.dir")),
+        "{body}"
+    );
+    let stop_dir = dir.path().join("stop-savepoints");
+    let (status, body) = sql(
+        &base,
+        &format!(
+            "SET 'state.savepoints.dir' = '{}'; STOP JOB 'copy' WITH SAVEPOINT;",
+            stop_dir.display()
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["results"][1]["header"], json!(["savepoint path"]));
+    let path = body["results"][1]["rows"][0][0].as_str().expect("a path");
+    assert!(
+        Path::new(path).starts_with(&stop_dir) && Path::new(path).join("_metadata").is_file(),
+        "{body}"
+    );
+    wait_for("the job to stop", || async {
+        job_status(&base, "copy").await == "STOPPED"
+    })
+    .await;
     service.stop().await;
 }

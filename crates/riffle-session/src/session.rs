@@ -11,6 +11,9 @@ use riffle_toolkit::{check_job, JobSource, Status};
 use tokio::runtime::Handle;
 
 use crate::catalog::{kind_name, Catalog, CatalogEntry, EntryKind};
+
+/// How long `STOP JOB ... WITH SAVEPOINT` waits for the job's next checkpoint.
+const STOP_SAVEPOINT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 use crate::jobs::{job_id, JobInfo, JobRegistry, OnJobEnd};
 use crate::query::{QueryColumn, QueryHandle};
 
@@ -199,16 +202,41 @@ impl Session {
         }
     }
 
-    /// Statements of the SQL client that Riffle's parser does not know: `STOP JOB 'id'`.
+    /// Statements of the SQL client that Riffle's parser does not know: `STOP JOB 'id'
+    /// [WITH SAVEPOINT]`.
     fn client_command(&mut self, statement: &str) -> Result<Option<Outcome>, SessionError> {
         let words: Vec<&str> = statement.split_whitespace().collect();
         let is = |i: usize, w: &str| words.get(i).is_some_and(|x| x.eq_ignore_ascii_case(w));
         if is(0, "STOP") && is(1, "JOB") {
+            let usage = || SessionError::new("usage: STOP JOB '<job id>' [WITH SAVEPOINT]");
             let Some(id) = words.get(2).map(|w| w.trim_matches('\'')) else {
-                return Err(SessionError::new("usage: STOP JOB '<job id>'"));
+                return Err(usage());
             };
+            let with_savepoint = match words.len() {
+                3 => false,
+                5 if is(3, "WITH") && is(4, "SAVEPOINT") => true,
+                _ => return Err(usage()),
+            };
+            if !with_savepoint {
+                self.jobs.stop(id).map_err(SessionError::new)?;
+                return Ok(Some(Outcome::Done(format!("Stopping job '{id}'."))));
+            }
+            // As Flink's SQL client: the savepoint goes to 'state.savepoints.dir'.
+            let Some(dir) = self.catalog.config.get("state.savepoints.dir") else {
+                return Err(SessionError::new(
+                    "STOP JOB ... WITH SAVEPOINT needs a target directory: SET 'state.savepoints.dir' first",
+                ));
+            };
+            let target = PathBuf::from(dir.strip_prefix("file://").unwrap_or(dir));
+            let path = self
+                .jobs
+                .savepoint(id, &target, STOP_SAVEPOINT_TIMEOUT)
+                .map_err(SessionError::new)?;
             self.jobs.stop(id).map_err(SessionError::new)?;
-            return Ok(Some(Outcome::Done(format!("Stopping job '{id}'."))));
+            return Ok(Some(Outcome::Rows {
+                header: vec!["savepoint path".into()],
+                rows: vec![vec![path.display().to_string()]],
+            }));
         }
         Ok(None)
     }
