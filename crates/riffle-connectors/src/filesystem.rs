@@ -659,3 +659,84 @@ impl crate::Committer for PartFileCommitter {
         std::fs::rename(&tmp, &target).map_err(io)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use arrow::array::{Array, Int64Array};
+    use arrow::datatypes::{DataType, Field, Schema};
+
+    use super::*;
+
+    fn open(dir: &Path, index: usize, parallelism: usize) -> Box<dyn SourceReader> {
+        let spec = ConnectorSpec {
+            table: "t".into(),
+            connector: "filesystem".into(),
+            options: BTreeMap::from([
+                ("connector".to_string(), "filesystem".to_string()),
+                ("path".to_string(), dir.display().to_string()),
+                ("format".to_string(), "csv".to_string()),
+            ]),
+            metadata: Vec::new(),
+            primary_key: Vec::new(),
+        };
+        let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, true)]));
+        let mut reader = open_source(&spec, schema, SubtaskInfo { index, parallelism }).unwrap();
+        assert!(reader.enable_checkpointing());
+        reader
+    }
+
+    fn read(reader: &mut dyn SourceReader, batches: usize, into: &mut Vec<i64>) {
+        for _ in 0..batches {
+            let Some(batch) = reader.next_batch().unwrap() else {
+                return;
+            };
+            let values = batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap();
+            into.extend((0..values.len()).map(|i| values.value(i)));
+        }
+    }
+
+    #[test]
+    fn file_positions_move_to_the_subtasks_reading_those_files() {
+        let dir = tempfile::tempdir().unwrap();
+        // Five files; the third is longer than a batch, so a position falls inside it.
+        let mut next = 0;
+        for (n, lines) in [3, 4, BATCH_SIZE + 100, 5, 2].into_iter().enumerate() {
+            let text: String = (next..next + lines as i64)
+                .map(|v| format!("{v}\n"))
+                .collect();
+            next += lines as i64;
+            std::fs::write(dir.path().join(format!("{n}.csv")), text).unwrap();
+        }
+        let mut seen = Vec::new();
+        // Two subtasks read files 0, 2, 4 and 1, 3: one batch each, then a checkpoint.
+        let mut positions = Vec::new();
+        for index in 0..2 {
+            let mut reader = open(dir.path(), index, 2);
+            read(reader.as_mut(), if index == 0 { 2 } else { 1 }, &mut seen);
+            positions.push(reader.snapshot_position(1).unwrap());
+        }
+        let positions: Vec<&[u8]> = positions.iter().map(Vec::as_slice).collect();
+        for index in 0..3 {
+            let mut reader = open(dir.path(), index, 3);
+            reader.restore_rescaled(&positions).unwrap();
+            read(reader.as_mut(), usize::MAX, &mut seen);
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, (0..next).collect::<Vec<_>>(), "every line read once");
+
+        // A position of the first format (lines per subtask) cannot be split.
+        let mut reader = open(dir.path(), 0, 3);
+        let err = reader.restore_rescaled(&[&7u64.to_le_bytes()]).unwrap_err();
+        assert!(
+            err.message.contains("holds a line count per subtask"),
+            "{err:?}"
+        );
+    }
+}
