@@ -1,9 +1,11 @@
 //! Exactly-once publication of messages to a topic, in two phases: messages staged per queue
 //! are closed into a *transaction* on a checkpoint barrier ([`prepare_transaction`]; the bytes
 //! go into the checkpoint) and published by a [`TopicCommitter`] once the checkpoint is
-//! complete, and again after a restore: a commit first looks for its own marker, so
-//! publishing twice changes nothing. Used by the rocketmq sink and by the shuffle topics
-//! between the stages of a scaled-out job.
+//! complete, and again after a restore: a commit first counts the messages that carry its own
+//! marker, so publishing twice changes nothing. A process killed while it appends a batch can
+//! leave a prefix of it (the store keeps every complete record and cuts the torn one): the
+//! commit after the restore then appends just the rest. Used by the rocketmq sink and by the
+//! shuffle topics between the stages of a scaled-out job.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -63,27 +65,29 @@ impl TopicCommitter {
         }
     }
 
-    /// Whether a message of transaction `txn` is in `queue` at or after `from`.
-    fn published(&self, queue: u32, from: u64, txn: &str) -> Result<bool> {
+    /// How many messages of transaction `txn` are in `queue` at or after `from`.
+    fn published(&self, queue: u32, from: u64, txn: &str) -> Result<usize> {
         let mut next = from;
+        let mut count = 0;
         loop {
             let read = self
                 .store
                 .read(&self.topic, queue, next, 1024)
                 .map_err(|e| store_error(&self.table, e))?;
             let Some(last) = read.last() else {
-                return Ok(false);
+                return Ok(count);
             };
             next = last.offset + 1;
-            if read.iter().any(|m| {
-                m.message
-                    .properties
-                    .get(TRANSACTION_PROPERTY)
-                    .map(String::as_str)
-                    == Some(txn)
-            }) {
-                return Ok(true);
-            }
+            count += read
+                .iter()
+                .filter(|m| {
+                    m.message
+                        .properties
+                        .get(TRANSACTION_PROPERTY)
+                        .map(String::as_str)
+                        == Some(txn)
+                })
+                .count();
         }
     }
 }
@@ -109,12 +113,17 @@ impl Committer for TopicCommitter {
                     .insert(TRANSACTION_PROPERTY.to_string(), txn.clone());
                 messages.push(m);
             }
-            // One batch per queue is one write: it is published whole or not at all.
-            if messages.is_empty() || self.published(queue, scan_from, &txn)? {
+            // One batch per queue is one write; a write cut short by a kill leaves a prefix of
+            // it, so the messages already there are the first ones.
+            if messages.is_empty() {
                 continue;
             }
+            let done = self.published(queue, scan_from, &txn)?;
+            let Some(rest) = messages.get(done..).filter(|rest| !rest.is_empty()) else {
+                continue;
+            };
             self.store
-                .append_batch(&self.topic, queue, &messages)
+                .append_batch(&self.topic, queue, rest)
                 .map_err(|e| store_error(&self.table, e))?;
         }
         r.finish()?;
@@ -156,4 +165,48 @@ fn read_message(r: &mut StateReader<'_>) -> Result<Message> {
     m.body = r.bytes()?.to_vec();
     m.born_timestamp = r.i64()?;
     Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use riffle_store::TopicConfig;
+
+    use super::*;
+
+    #[test]
+    fn a_commit_after_a_torn_batch_appends_only_the_missing_messages() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = super::super::shared_store(dir.path()).unwrap();
+        let config = TopicConfig {
+            queues: 1,
+            ..TopicConfig::default()
+        };
+        store.create_topic("out", config).unwrap();
+        let message = |i: usize| Message {
+            body: format!("m{i}").into_bytes(),
+            ..Message::default()
+        };
+        let staged = BTreeMap::from([(0, (0..5).map(message).collect::<Vec<_>>())]);
+        let txn = prepare_transaction(store.as_ref(), "t", "out", "job-3-0/7", staged).unwrap();
+        // A kill during the commit's write left the batch's first two messages.
+        let torn: Vec<Message> = (0..2)
+            .map(|i| {
+                let mut m = message(i);
+                m.properties
+                    .insert(TRANSACTION_PROPERTY.to_string(), "job-3-0/7".to_string());
+                m
+            })
+            .collect();
+        store.append_batch("out", 0, &torn).unwrap();
+        let committer = TopicCommitter::new(store.clone(), "t", "out");
+        committer.commit(7, &txn).unwrap();
+        committer.commit(7, &txn).unwrap();
+        let bodies: Vec<String> = store
+            .read("out", 0, 0, 100)
+            .unwrap()
+            .iter()
+            .map(|m| String::from_utf8_lossy(&m.message.body).into_owned())
+            .collect();
+        assert_eq!(bodies, ["m0", "m1", "m2", "m3", "m4"]);
+    }
 }
