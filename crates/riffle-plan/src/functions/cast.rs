@@ -7,7 +7,8 @@
 //! `f/false/n/no/0`; dates are `yyyy-M-d` (a time after a space is ignored), timestamps
 //! `yyyy-M-d[ H:m[:s[.fraction]]]`, times `H:m[:s[.fraction]]`. An invalid string fails the job
 //! (`CAST`) or gives NULL (`TRY_CAST`). `CHAR(n)`/`BINARY(n)` pad to their length,
-//! `VARCHAR(n)`/`VARBINARY(n)` truncate.
+//! `VARCHAR(n)`/`VARBINARY(n)` truncate. `ARRAY`, `ROW` and `MAP` cast element by element;
+//! `TRY_CAST` of a collection with an element that does not convert is NULL as a whole.
 //!
 //! The planner replaces the casts DataFusion does not do as Flink does by calls of
 //! `flink_cast(x, 'TYPE')` / `flink_try_cast(x, 'TYPE')` ([`flink_casts`]); `TYPE` is the
@@ -15,6 +16,7 @@
 
 use std::sync::Arc;
 
+use arrow::array::Array as _;
 use arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{exec_err, DFSchema, Result as DfResult, ScalarValue};
@@ -59,6 +61,21 @@ pub fn is_supported_cast(source: &DataType, target: &DataType) -> bool {
 
 /// Casts Riffle implements.
 fn riffle_casts(source: &DataType, target: &DataType) -> bool {
+    match (source, target) {
+        (DataType::List(a), DataType::List(b)) => {
+            return is_supported_cast(a.data_type(), b.data_type())
+        }
+        (DataType::Struct(a), DataType::Struct(b)) => {
+            return a.len() == b.len()
+                && a.iter()
+                    .zip(b.iter())
+                    .all(|(x, y)| is_supported_cast(x.data_type(), y.data_type()))
+        }
+        (DataType::Map(a, _), DataType::Map(b, _)) => {
+            return riffle_casts(a.data_type(), b.data_type())
+        }
+        _ => {}
+    }
     if is_text(source) {
         is_string_cast_target(target) || is_text(target)
     } else {
@@ -161,12 +178,11 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             let Some((flink, arrow)) = target_type(&[None, Some(&v[1])]) else {
                 return exec_err!("{name}: unknown target type");
             };
-            match cast_value(&v[0], &flink, &arrow, cx) {
-                Some(value) => Ok(value),
-                None if strict_errors && is_text(&v[0].data_type()) => {
-                    error(text(&v[0]).unwrap_or_default(), &arrow)
-                }
-                None => Ok(ScalarValue::try_from(&arrow)?),
+            match cast_or_fail(&v[0], &flink, &arrow, cx) {
+                Ok(value) => Ok(value),
+                Err(e) if strict_errors => Err(e),
+                // TRY_CAST: any failure, also of one element of a collection, is NULL.
+                Err(_) => Ok(ScalarValue::try_from(&arrow)?),
             }
         })
         .returning_with_constants(|_, constants| {
@@ -177,6 +193,86 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
         cast("flink_cast", true).keeping_not_null(),
         cast("flink_try_cast", false),
     ]
+}
+
+/// `v` as the Flink type `flink` (Arrow `arrow`): NULL where Flink gives NULL, an error for an
+/// invalid string. Collections cast element by element (a ROW's fields by position, taking the
+/// target's names).
+fn cast_or_fail(
+    v: &ScalarValue,
+    flink: &FlinkType,
+    arrow: &DataType,
+    cx: &Context,
+) -> DfResult<ScalarValue> {
+    if v.is_null() {
+        return Ok(ScalarValue::try_from(arrow)?);
+    }
+    match (v, &flink.kind, arrow) {
+        (ScalarValue::List(list), TypeKind::Array(element), DataType::List(field)) => {
+            let values = list.value(0);
+            let cast = (0..values.len())
+                .map(|i| {
+                    let item = ScalarValue::try_from_array(values.as_ref(), i)?;
+                    cast_or_fail(&item, element, field.data_type(), cx)
+                })
+                .collect::<DfResult<Vec<_>>>()?;
+            let array = ScalarValue::new_list(&cast, field.data_type(), field.is_nullable());
+            return Ok(ScalarValue::List(array));
+        }
+        (ScalarValue::Struct(row), TypeKind::Row(flink_fields), DataType::Struct(fields)) => {
+            let mut columns = Vec::with_capacity(fields.len());
+            for ((column, flink_field), field) in
+                row.columns().iter().zip(flink_fields).zip(fields.iter())
+            {
+                let item = ScalarValue::try_from_array(column.as_ref(), 0)?;
+                let cast = cast_or_fail(&item, &flink_field.data_type, field.data_type(), cx)?;
+                columns.push(cast.to_array()?);
+            }
+            let array = arrow::array::StructArray::try_new(fields.clone(), columns, None)?;
+            return Ok(ScalarValue::Struct(Arc::new(array)));
+        }
+        (
+            ScalarValue::Map(map),
+            TypeKind::Map(key_type, value_type),
+            DataType::Map(entries, sorted),
+        ) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return exec_err!("map entries of type {}", entries.data_type());
+            };
+            let pairs = map.value(0);
+            let mut keys = Vec::with_capacity(pairs.len());
+            let mut values = Vec::with_capacity(pairs.len());
+            for i in 0..pairs.len() {
+                let key = ScalarValue::try_from_array(pairs.column(0).as_ref(), i)?;
+                let value = ScalarValue::try_from_array(pairs.column(1).as_ref(), i)?;
+                keys.push(cast_or_fail(&key, key_type, kv[0].data_type(), cx)?);
+                values.push(cast_or_fail(&value, value_type, kv[1].data_type(), cx)?);
+            }
+            let columns = vec![
+                array_of(keys, kv[0].data_type())?,
+                array_of(values, kv[1].data_type())?,
+            ];
+            let pairs = arrow::array::StructArray::try_new(kv.clone(), columns, None)?;
+            let offsets = arrow::buffer::OffsetBuffer::from_lengths([pairs.len()]);
+            let array =
+                arrow::array::MapArray::try_new(entries.clone(), offsets, pairs, None, *sorted)?;
+            return Ok(ScalarValue::Map(Arc::new(array)));
+        }
+        _ => {}
+    }
+    match cast_value(v, flink, arrow, cx) {
+        Some(value) => Ok(value),
+        None if is_text(&v.data_type()) => error(text(v).unwrap_or_default(), arrow),
+        None => Ok(ScalarValue::try_from(arrow)?),
+    }
+}
+
+/// An array of `values` (all of type `data_type`; there may be none).
+fn array_of(values: Vec<ScalarValue>, data_type: &DataType) -> DfResult<arrow::array::ArrayRef> {
+    if values.is_empty() {
+        return Ok(arrow::array::new_empty_array(data_type));
+    }
+    ScalarValue::iter_to_array(values)
 }
 
 /// `v` as the Flink type `flink` (Arrow `arrow`); None when Flink gives NULL or fails.
