@@ -1,6 +1,7 @@
 //! The web console in a real headless Chromium, driven over WebDriver: a job submitted from the
 //! SQL editor shows in the job list with its graph and live figures, a query over the job's
-//! output shows as a live result table, and the job's stop button stops it.
+//! output shows as a live result table, a savepoint is taken from the job's panel, and the
+//! job's stop button stops it.
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (or `RIFFLE_CHROMIUM` /
 //! `RIFFLE_CHROMEDRIVER`). Without them the test skips loudly, and fails when
@@ -184,6 +185,23 @@ async fn the_console_submits_a_job_shows_its_graph_and_live_results_and_stops_it
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+
+    // A savepoint from the job panel: its directory shows.
+    browser
+        .click_on("#job-savepoint", "the Savepoint button", |t| {
+            t == "Savepoint"
+        })
+        .await;
+    let savepoint = browser
+        .wait_for("#savepoint", "the savepoint's path", |t| {
+            t.starts_with("savepoint: ")
+        })
+        .await;
+    let path = std::path::PathBuf::from(savepoint.trim_start_matches("savepoint: "));
+    assert!(
+        path.starts_with(dir.path().join("savepoints")) && path.join("_metadata").is_file(),
+        "{savepoint}"
+    );
 
     // The job's stop button stops it; the list and the panel say so.
     browser
