@@ -333,6 +333,21 @@ impl Planner {
                     span,
                 });
             }
+            StatementKind::Client(u)
+                if u.keywords.starts_with("DESCRIBE") || u.keywords.starts_with("DESC") =>
+            {
+                let plan =
+                    show::describe(&u.text, &self.catalog).map_err(|m| plan_error(m, span))?;
+                self.sinks.push(PendingSink {
+                    plan,
+                    connector: ConnectorSpec {
+                        connector: COLLECT_CONNECTOR.to_string(),
+                        ..ConnectorSpec::default()
+                    },
+                    target: None,
+                    span,
+                });
+            }
             StatementKind::Alter(u) | StatementKind::Client(u) => {
                 return Err(unsupported(&u.keywords, span));
             }

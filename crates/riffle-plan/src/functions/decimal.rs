@@ -170,6 +170,8 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             [l, r] => result_type(l, r, divide).unwrap_or(DataType::Null),
             _ => DataType::Null,
         })
+        // Flink types the quotient of NOT NULL operands NOT NULL.
+        .keeping_not_null()
     };
     vec![
         function("decimal_divide", true),
