@@ -99,6 +99,17 @@ impl AppState {
         if let riffle_session::Outcome::Job(info) = &outcome {
             self.record(info, Desired::Running)?;
         }
+        // A `STOP JOB` statement stops a job as the stop route does: it stays stopped.
+        let stopped: Vec<String> = lock(&self.records)
+            .values()
+            .filter(|r| r.desired == Desired::Running && self.jobs.stop_requested(&r.id))
+            .map(|r| r.id.clone())
+            .collect();
+        for id in stopped {
+            self.persist_stopped(&id).map_err(|e| SessionError {
+                message: format!("job '{id}' is stopping but that was not persisted: {e}"),
+            })?;
+        }
         Ok(outcome)
     }
 
@@ -125,6 +136,11 @@ impl AppState {
     /// Stops job `id` and records that it should stay stopped.
     pub fn stop_job(&self, id: &str) -> Result<(), String> {
         self.jobs.stop(id)?;
+        self.persist_stopped(id)
+    }
+
+    /// Records that job `id` should stay stopped.
+    fn persist_stopped(&self, id: &str) -> Result<(), String> {
         let record = lock(&self.records).get(id).cloned();
         if let Some(mut record) = record {
             record.desired = Desired::Stopped;

@@ -592,4 +592,10 @@ async fn jobs_show_per_operator_figures_and_resume_from_a_savepoint() {
     })
     .await;
     service.stop().await;
+    // Stopped by a statement, it stays stopped across a restart.
+    let service = start(dir.path(), "127.0.0.1:0", None)
+        .await
+        .expect("restart");
+    assert_eq!(job_status(&service.base, "copy").await, "STOPPED");
+    service.stop().await;
 }

@@ -235,6 +235,11 @@ impl JobRegistry {
         Ok(())
     }
 
+    /// True when job `id` was asked to stop (it may still be draining, or have ended since).
+    pub fn stop_requested(&self, id: &str) -> bool {
+        self.lock().get(id).is_some_and(|j| j.stop.is_stopped())
+    }
+
     /// Asks every running job to stop.
     pub fn stop_all(&self) {
         for job in self.lock().values() {
