@@ -122,7 +122,6 @@ pub fn open_source(
         files: mine.into_iter().rev().collect(),
         current: None,
         decoder,
-        lines: 0,
         finished: Vec::new(),
         skip: HashMap::new(),
         table: spec.table.clone(),
@@ -204,8 +203,6 @@ struct FileSource {
     files: Vec<PathBuf>,
     current: Option<(PathBuf, BufReader<File>, u64)>,
     decoder: FileDecoder,
-    /// Lines read so far over all files (what checkpoints of the first format held).
-    lines: u64,
     /// Files read to their end, with their number of lines.
     finished: Vec<(PathBuf, u64)>,
     /// Lines of a file already read before a restore, skipped when it is opened.
@@ -268,7 +265,6 @@ impl FileSource {
             return Ok(false);
         }
         *line_no += 1;
-        self.lines += 1;
         self.bytes_read += n as u64;
         Ok(true)
     }
@@ -396,9 +392,6 @@ impl SourceReader for FileSource {
 
     fn restore_position(&mut self, position: &[u8]) -> Result<()> {
         let what = format!("filesystem table '{}'", self.table);
-        if position.len() == LINES_POSITION_LEN {
-            return self.restore_lines(position, &what);
-        }
         let mut r = StateReader::new(position, &what);
         if r.u8()? != SPLIT_POSITIONS {
             return Err(ConnectorError::new(format!(
@@ -428,12 +421,6 @@ impl SourceReader for FileSource {
     /// Each old subtask's files are this one's if it reads them now: their positions apply.
     fn restore_rescaled(&mut self, positions: &[&[u8]]) -> Result<()> {
         for position in positions.iter().filter(|p| !p.is_empty()) {
-            if position.len() == LINES_POSITION_LEN {
-                return Err(ConnectorError::new(format!(
-                    "the checkpoint of filesystem table '{}' holds a line count per subtask (an older format), not a position per file",
-                    self.table
-                )));
-            }
             self.restore_position(position)?;
         }
         Ok(())
@@ -442,27 +429,6 @@ impl SourceReader for FileSource {
 
 /// Tag of a position made of the lines read per file.
 const SPLIT_POSITIONS: u8 = 2;
-/// Size of a position of the first format: the lines read over all of a subtask's files.
-const LINES_POSITION_LEN: usize = 8;
-
-impl FileSource {
-    /// Restores a position of the first format: skips that many lines of the subtask's files.
-    fn restore_lines(&mut self, position: &[u8], what: &str) -> Result<()> {
-        let mut r = StateReader::new(position, what);
-        let lines = r.u64()?;
-        r.finish()?;
-        let mut line = String::new();
-        while self.lines < lines {
-            if !self.next_line(&mut line)? && self.exhausted() {
-                return Err(ConnectorError::new(format!(
-                    "{what}: the checkpoint had read {lines} lines, the files now hold {}",
-                    self.lines
-                )));
-            }
-        }
-        Ok(())
-    }
-}
 
 /// Opens the filesystem sink subtask `subtask`: rows go to `<path>/part-<subtask>-0.<ext>`, one
 /// record per line. Text formats (`csv`, `json`, `raw`) write appends (`+I`) only, as the
@@ -730,13 +696,5 @@ mod tests {
         }
         seen.sort_unstable();
         assert_eq!(seen, (0..next).collect::<Vec<_>>(), "every line read once");
-
-        // A position of the first format (lines per subtask) cannot be split.
-        let mut reader = open(dir.path(), 0, 3);
-        let err = reader.restore_rescaled(&[&7u64.to_le_bytes()]).unwrap_err();
-        assert!(
-            err.message.contains("holds a line count per subtask"),
-            "{err:?}"
-        );
     }
 }

@@ -19,8 +19,10 @@ use serde::{Deserialize, Serialize};
 use super::TaskId;
 use crate::task::RuntimeError;
 
-/// Version of the `_metadata` format.
-const FORMAT: u32 = 1;
+/// Version of the checkpoint format (2: operator state in keyed snapshots, split by key group;
+/// filesystem positions per file; the maximum parallelism recorded). Checkpoints of another
+/// format are refused by name rather than misread.
+const FORMAT: u32 = 2;
 /// Name of the metadata file of a checkpoint.
 pub const METADATA: &str = "_metadata";
 /// Completed checkpoints kept per job (the newest ones).
