@@ -205,7 +205,7 @@ fn cast_or_fail(
     cx: &Context,
 ) -> DfResult<ScalarValue> {
     if v.is_null() {
-        return Ok(ScalarValue::try_from(arrow)?);
+        return ScalarValue::try_from(arrow);
     }
     match (v, &flink.kind, arrow) {
         (ScalarValue::List(list), TypeKind::Array(element), DataType::List(field)) => {
