@@ -32,6 +32,10 @@ use crate::ClusterError;
 /// How often a member looks at its assignment and its units.
 const POLL: Duration = Duration::from_millis(100);
 
+/// How long a group must stay unchanged before a member starts units: processes started
+/// together see each other first instead of starting units they hand over a moment later.
+const SETTLE: Duration = Duration::from_millis(1000);
+
 /// A job split into units, ready to run.
 pub struct ClusterJob {
     /// The stages and shuffle topics.
@@ -251,6 +255,7 @@ impl ClusterJob {
         let units = self.plan.units();
         let mut running: BTreeMap<UnitId, Running> = BTreeMap::new();
         let mut last_mine: Option<Vec<UnitId>> = None;
+        let mut generation: Option<(u64, std::time::Instant)> = None;
         loop {
             let ended: Vec<UnitId> = running
                 .iter()
@@ -293,6 +298,18 @@ impl ClusterJob {
                 if !assignment.mine.contains(unit) {
                     r.stop.stop();
                 }
+            }
+            let since = match generation {
+                Some((g, since)) if g == assignment.generation => since,
+                _ => {
+                    let now = std::time::Instant::now();
+                    generation = Some((assignment.generation, now));
+                    now
+                }
+            };
+            if since.elapsed() < SETTLE && assignment.members.len() > 1 {
+                tokio::time::sleep(POLL).await;
+                continue;
             }
             for unit in &assignment.mine {
                 if running.contains_key(unit) || self.is_finished(*unit) {

@@ -44,7 +44,7 @@ const ROWS_PER_MESSAGE: usize = 1024;
 const READ_MESSAGES: usize = 256;
 
 /// How long a source waits when its queue has nothing new.
-const IDLE_WAIT: Duration = Duration::from_millis(20);
+const IDLE_WAIT: Duration = Duration::from_millis(50);
 
 /// Registers the shuffle connector with the runtime's connectors.
 pub fn register() {
