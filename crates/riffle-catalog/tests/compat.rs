@@ -39,6 +39,14 @@ const NOT_ANALYSIS: &[(&str, &str)] = &[
         "planner: streaming sort",
     ),
     (
+        "errors/order_by_time_attribute_descending",
+        "planner: streaming sort",
+    ),
+    (
+        "errors/metadata_filesystem_unknown_key",
+        "connector: metadata keys are checked when the source opens",
+    ),
+    (
         "errors/outer_join_into_append_only_sink",
         "planner: changelog mode of the sink",
     ),

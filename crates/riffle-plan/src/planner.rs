@@ -1978,22 +1978,7 @@ impl GraphBuilder<'_> {
                 span,
             ));
         }
-        let mut keys = Vec::new();
-        for key in &sort.expr {
-            let Expr::Column(c) = &key.expr else {
-                return Err(unsupported("ORDER BY an expression", span));
-            };
-            let column = sort
-                .input
-                .schema()
-                .index_of_column(c)
-                .map_err(|e| df_error(e, span))?;
-            keys.push(crate::graph::SortKey {
-                column,
-                ascending: key.asc,
-                nulls_first: key.nulls_first,
-            });
-        }
+        let mut keys = sort_keys(sort, span)?;
         let time_column = keys.remove(0).column;
         let schema = input.fields.clone();
         Ok(self.add(
@@ -2025,22 +2010,7 @@ impl GraphBuilder<'_> {
         if input.changelog != ChangelogMode::InsertOnly {
             return Err(unsupported("Top-N over an updating stream", span));
         }
-        let mut order = Vec::new();
-        for key in &sort.expr {
-            let Expr::Column(c) = &key.expr else {
-                return Err(unsupported("ORDER BY an expression", span));
-            };
-            let column = sort
-                .input
-                .schema()
-                .index_of_column(c)
-                .map_err(|e| df_error(e, span))?;
-            order.push(crate::graph::SortKey {
-                column,
-                ascending: key.asc,
-                nulls_first: key.nulls_first,
-            });
-        }
+        let order = sort_keys(sort, span)?;
         let schema = input.fields.clone();
         Ok(self.add(
             OperatorKind::TopN { order, fetch },
@@ -2685,6 +2655,31 @@ fn trace_to_tvf<'a>(
         }
         _ => None,
     }
+}
+
+/// The sort keys of an `ORDER BY` (columns only) as input column indexes.
+fn sort_keys(
+    sort: &datafusion::logical_expr::Sort,
+    span: Span,
+) -> PlanResult<Vec<crate::graph::SortKey>> {
+    sort.expr
+        .iter()
+        .map(|key| {
+            let Expr::Column(c) = &key.expr else {
+                return Err(unsupported("ORDER BY an expression", span));
+            };
+            let column = sort
+                .input
+                .schema()
+                .index_of_column(c)
+                .map_err(|e| df_error(e, span))?;
+            Ok(crate::graph::SortKey {
+                column,
+                ascending: key.asc,
+                nulls_first: key.nulls_first,
+            })
+        })
+        .collect()
 }
 
 /// Flink's result type of an aggregate: (Flink type, Arrow type, nullable).
