@@ -212,7 +212,8 @@ impl ShuffleSink {
                         .collect();
                     let encoded = converter.convert_columns(&columns)?;
                     for row in 0..rows {
-                        let h = fnv1a(encoded.row(row as usize).as_ref());
+                        // A stable hash: the same queue for the same key in every process and build.
+                        let h = riffle_state::fnv1a(encoded.row(row as usize).as_ref());
                         parts[(h % n as u64) as usize].push(row);
                     }
                 }
@@ -229,13 +230,6 @@ impl ShuffleSink {
         }
         Ok(())
     }
-}
-
-/// 64-bit FNV-1a: the same queue for the same key in every process and build.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 fn marker(producer: usize, watermark: i64) -> Message {

@@ -329,6 +329,21 @@ fn units_move_between_members_exactly_once() {
     assert_eq!(single, upserted(dir.path(), "moved"));
 }
 
+/// True when a completed checkpoint (`_metadata`) exists anywhere below `dir`.
+fn has_completed_checkpoint(dir: &std::path::Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let path = e.path();
+        if path.is_dir() {
+            has_completed_checkpoint(&path)
+        } else {
+            e.file_name() == "_metadata"
+        }
+    })
+}
+
 /// A job stopped in the middle resumes on "another machine": the local checkpoint directory
 /// is gone, every unit restores its newest checkpoint from its stage's state topic.
 #[test]
@@ -370,8 +385,15 @@ fn units_resume_from_their_state_topics_without_local_checkpoints() {
     let units = first.plan.units();
     let stop = StopHandle::default();
     runtime().block_on(async {
+        // Stopped as soon as some unit completed a checkpoint: a fixed delay raced the job's
+        // speed (on a fast machine the job ended first).
         let stopper = async {
-            tokio::time::sleep(Duration::from_millis(2500)).await;
+            for _ in 0..1500 {
+                if has_completed_checkpoint(&checkpoints) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
             stop.stop();
         };
         let (result, ()) = tokio::join!(first.run(&Solo, &stop), stopper);

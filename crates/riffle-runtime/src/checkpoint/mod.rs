@@ -94,7 +94,10 @@ impl CheckpointConfig {
             .unwrap_or_else(|| PathBuf::from(DEFAULT_DIR));
         let job_id = match job_id {
             Some(id) => validate_job_id(id)?,
-            None => format!("job-{:016x}", fnv1a(graph_text(graph).as_bytes())),
+            None => format!(
+                "job-{:016x}",
+                riffle_state::fnv1a(graph_text(graph).as_bytes())
+            ),
         };
         Ok(Some(Self {
             interval,
@@ -128,14 +131,7 @@ pub fn validate_job_id(id: &str) -> Result<String, RuntimeError> {
 
 /// A job id derived from text (a job's script): `job-` and 16 hex digits of its FNV-1a hash.
 pub fn job_id_for(text: &str) -> String {
-    format!("job-{:016x}", fnv1a(text.as_bytes()))
-}
-
-/// 64-bit FNV-1a: a stable hash (the same on every build and platform).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    format!("job-{:016x}", riffle_state::fnv1a(text.as_bytes()))
 }
 
 /// What operator `op` is, for checking that a checkpoint belongs to this job: its kind and
