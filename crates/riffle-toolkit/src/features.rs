@@ -125,6 +125,9 @@ impl Collector<'_> {
             StatementKind::Client(u) if u.keywords.starts_with("SHOW") => {
                 self.push("stmt.show", span)
             }
+            StatementKind::Client(u) if u.keywords.starts_with("DESC") => {
+                self.push("stmt.describe", span)
+            }
             StatementKind::Client(_) => self.push("stmt.client", span),
         }
         for hint in &statement.hints {
