@@ -213,6 +213,21 @@ struct PendingSink {
     span: Span,
 }
 
+impl PendingSink {
+    /// `plan`'s rows collected as a statement's result (`SHOW`, `DESCRIBE`).
+    fn collected(plan: LogicalPlan, span: Span) -> Self {
+        PendingSink {
+            plan,
+            connector: ConnectorSpec {
+                connector: COLLECT_CONNECTOR.to_string(),
+                ..ConnectorSpec::default()
+            },
+            target: None,
+            span,
+        }
+    }
+}
+
 #[derive(Default)]
 struct Planner {
     session: FlinkSession,
@@ -323,30 +338,12 @@ impl Planner {
                 let (column, rows) = show::listing(&u.text, &self.catalog)
                     .map_err(|what| unsupported(what, span))?;
                 let plan = show::rows_plan(column, &rows).map_err(|e| df_error(e, span))?;
-                self.sinks.push(PendingSink {
-                    plan,
-                    connector: ConnectorSpec {
-                        connector: COLLECT_CONNECTOR.to_string(),
-                        ..ConnectorSpec::default()
-                    },
-                    target: None,
-                    span,
-                });
+                self.sinks.push(PendingSink::collected(plan, span));
             }
-            StatementKind::Client(u)
-                if u.keywords.starts_with("DESCRIBE") || u.keywords.starts_with("DESC") =>
-            {
+            StatementKind::Client(u) if u.keywords.starts_with("DESC") => {
                 let plan =
                     show::describe(&u.text, &self.catalog).map_err(|m| plan_error(m, span))?;
-                self.sinks.push(PendingSink {
-                    plan,
-                    connector: ConnectorSpec {
-                        connector: COLLECT_CONNECTOR.to_string(),
-                        ..ConnectorSpec::default()
-                    },
-                    target: None,
-                    span,
-                });
+                self.sinks.push(PendingSink::collected(plan, span));
             }
             StatementKind::Alter(u) | StatementKind::Client(u) => {
                 return Err(unsupported(&u.keywords, span));
