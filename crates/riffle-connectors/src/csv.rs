@@ -128,11 +128,38 @@ pub fn split_record(line: &str, options: &CsvOptions) -> Option<Vec<CsvField>> {
 }
 
 /// The fields of a record without quote or escape characters — the text between delimiters,
-/// borrowed; `None` when the record has such characters and needs [`split_record`].
-pub fn plain_fields<'a>(line: &'a str, options: &CsvOptions) -> Option<std::str::Split<'a, char>> {
+/// borrowed — and the number of delimiters; `None` when the record has such characters and
+/// needs [`split_record`].
+pub fn plain_fields<'a>(
+    line: &'a str,
+    options: &CsvOptions,
+) -> Option<(usize, std::str::Split<'a, char>)> {
+    let delimiters = plain_delimiters(line, options)?;
+    Some((delimiters, line.split(options.field_delimiter)))
+}
+
+/// The number of field delimiters in `line`, or `None` when it holds a quote or escape
+/// character: one pass over the bytes when those characters are ASCII (as they usually are).
+fn plain_delimiters(line: &str, options: &CsvOptions) -> Option<usize> {
+    let byte = |c: char| u8::try_from(c).ok().filter(u8::is_ascii);
+    let optional = |c: Option<char>| c.map_or(Some(None), |c| byte(c).map(Some));
+    if let (Some(d), Some(q), Some(e)) = (
+        byte(options.field_delimiter),
+        optional(options.quote),
+        optional(options.escape),
+    ) {
+        let mut count = 0;
+        for &b in line.as_bytes() {
+            if Some(b) == q || Some(b) == e {
+                return None;
+            }
+            count += usize::from(b == d);
+        }
+        return Some(count);
+    }
     let special = |c: Option<char>| c.is_some_and(|c| line.contains(c));
     (!special(options.quote) && !special(options.escape))
-        .then(|| line.split(options.field_delimiter))
+        .then(|| line.matches(options.field_delimiter).count())
 }
 
 /// Whether `record` may continue on the next line: it has an open quote.
@@ -170,6 +197,27 @@ mod tests {
     }
 
     #[test]
+    fn plain_records_count_their_delimiters_in_one_pass() {
+        let count = |line: &str, options: &CsvOptions| plain_fields(line, options).map(|f| f.0);
+        assert_eq!(count("a,b,,c", &opts()), Some(3));
+        assert_eq!(count("a,\"b\"", &opts()), None);
+        assert_eq!(count("", &opts()), Some(0));
+        let unicode = CsvOptions {
+            field_delimiter: '¦',
+            ..opts()
+        };
+        assert_eq!(count("a¦b¦ü", &unicode), Some(2));
+        assert_eq!(count("a¦\"b\"", &unicode), None);
+        let escaped = CsvOptions {
+            escape: Some('\\'),
+            quote: None,
+            ..opts()
+        };
+        assert_eq!(count("a,\"b\"", &escaped), Some(1));
+        assert_eq!(count("a\\,b", &escaped), None);
+    }
+
+    #[test]
     fn splits_quoted_and_plain_fields() {
         assert_eq!(
             texts("a,b,,c"),
@@ -182,7 +230,7 @@ mod tests {
         assert_eq!(texts("\"open"), None);
         assert!(has_open_quote("a,\"b", &opts()));
         assert!(!has_open_quote("a,\"b\"", &opts()));
-        let plain: Vec<&str> = plain_fields("a,,b", &opts()).unwrap().collect();
+        let plain: Vec<&str> = plain_fields("a,,b", &opts()).unwrap().1.collect();
         assert_eq!(plain, ["a", "", "b"]);
         assert!(plain_fields("a,\"b\"", &opts()).is_none());
         assert_eq!(texts(""), Some(vec!["".into()]));

@@ -2,13 +2,15 @@
 //! encoding rows as records. Shared by every connector that carries text records (files, topic
 //! messages).
 
+use std::sync::Arc;
+
 use arrow::array::Array;
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use crate::csv::{plain_fields, split_record, CsvOptions, CSV_TIMESTAMP_STYLE};
 use crate::json::JsonOptions;
-use crate::json_scan::{scan_object, slots_for, INLINE_SLOTS};
+use crate::json_scan::{field_slots, scan_object, slots_for, INLINE_SLOTS};
 use crate::options::Options;
 use crate::text::{ColumnBuilder, TimestampStyle};
 use crate::{ConnectorError, Result};
@@ -64,7 +66,8 @@ pub fn is_writable_text_type(data_type: &DataType) -> bool {
 pub struct RowDecoder {
     table: String,
     schema: SchemaRef,
-    format: TextFormat,
+    /// Shared so that decoding a record can borrow it next to the builders without a copy.
+    format: Arc<TextFormat>,
     builders: Vec<ColumnBuilder>,
     rows: usize,
     skipped_rows: u64,
@@ -97,7 +100,7 @@ impl RowDecoder {
         Ok(Self {
             table: table.to_string(),
             schema,
-            format,
+            format: Arc::new(format),
             builders,
             rows: 0,
             skipped_rows: 0,
@@ -118,9 +121,10 @@ impl RowDecoder {
     /// Decodes one record (without its line terminator); `Ok(false)` when it was skipped
     /// (`ignore-parse-errors`). `location` names where the record came from, for errors.
     pub fn decode(&mut self, record: &str, location: &dyn Fn() -> String) -> Result<bool> {
-        let decoded = match self.format.clone() {
-            TextFormat::Csv(options) => self.csv_record(record, &options, location),
-            TextFormat::Json(options) => self.json_record(record, &options, location),
+        let format = Arc::clone(&self.format);
+        let decoded = match format.as_ref() {
+            TextFormat::Csv(options) => self.csv_record(record, options, location),
+            TextFormat::Json(options) => self.json_record(record, options, location),
         }?;
         if decoded {
             self.rows += 1;
@@ -135,8 +139,8 @@ impl RowDecoder {
         location: &dyn Fn() -> String,
     ) -> Result<bool> {
         // Most records have no quotes or escapes: their fields are borrowed as they are.
-        if let Some(mut fields) = plain_fields(record, options) {
-            if record.matches(options.field_delimiter).count() < self.builders.len() {
+        if let Some((delimiters, mut fields)) = plain_fields(record, options) {
+            if delimiters < self.builders.len() {
                 for i in 0..self.builders.len() {
                     self.csv_field(i, fields.next(), record, options, location)?;
                 }
@@ -207,9 +211,7 @@ impl RowDecoder {
         let mut inline = [None; INLINE_SLOTS];
         let mut heap = Vec::new();
         let members = slots_for(self.builders.len(), &mut inline, &mut heap);
-        let schema = &self.schema;
-        let slot_of = |name: &str| schema.fields().iter().position(|f| f.name() == name);
-        if !scan_object(record, &slot_of, members) {
+        if !scan_object(record, &field_slots(self.schema.fields()), members) {
             return self.json_record_parsed(record, options, location);
         }
         if options.fail_on_missing_field {

@@ -12,7 +12,7 @@ use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{DataType, FieldRef, Fields, TimeUnit};
 
 use crate::format::days_from_civil;
-use crate::json_scan::{scan_object, slots_for, INLINE_SLOTS};
+use crate::json_scan::{field_slots, scan_object, slots_for, INLINE_SLOTS};
 
 /// How timestamps are written in the text (`csv`: SQL style; `json`: per option).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,8 +236,7 @@ impl ColumnBuilder {
                 let mut inline = [None; INLINE_SLOTS];
                 let mut heap = Vec::new();
                 let slots = slots_for(fields.len(), &mut inline, &mut heap);
-                let slot_of = |k: &str| fields.iter().position(|f| f.name() == k);
-                if !scan_object(raw, &slot_of, slots) {
+                if !scan_object(raw, &field_slots(fields), slots) {
                     return self.append_json_parsed(raw, style);
                 }
                 let mut first_error = None;

@@ -94,6 +94,12 @@ enum State {
         count: i64,
     },
     MinMax(BTreeMap<OrdScalar, i64>),
+    /// `MIN`/`MAX` of an append-only input (see [`Accumulator::append_only`]): the extreme
+    /// value so far and how many values were added (the state of a one-entry `MinMax`).
+    Extreme {
+        best: Option<OrdScalar>,
+        count: i64,
+    },
     /// A Java `AggregateFunction`'s accumulator object (a clone shares the object).
     Java {
         function: Arc<JavaAggregateFunction>,
@@ -210,6 +216,18 @@ impl Accumulator {
         }
     }
 
+    /// The accumulator of an input that only adds rows (window aggregations): `MIN`/`MAX`
+    /// keep only the extreme value instead of a count per distinct value.
+    pub fn append_only(mut self) -> Self {
+        if matches!(&self.state, State::MinMax(map) if map.is_empty()) {
+            self.state = State::Extreme {
+                best: None,
+                count: 0,
+            };
+        }
+        self
+    }
+
     /// Sets `LISTAGG`'s separator.
     pub fn with_separator(mut self, separator: Option<&str>) -> Self {
         if let Some(s) = separator {
@@ -283,6 +301,28 @@ impl Accumulator {
                         values.remove(&key);
                     }
                 }
+            }
+            State::Extreme { best, count } => {
+                if !add {
+                    return Err(RuntimeError::new(
+                        "a retraction reached an append-only MIN/MAX accumulator",
+                    ));
+                }
+                let value = OrdScalar(ScalarValue::try_from_array(arg.as_ref(), row)?);
+                // Replace only a strictly worse value, as an equal one would join its entry in
+                // the ordered map of `MinMax`.
+                let better = best.as_ref().is_none_or(|b| {
+                    let order = value.cmp(b);
+                    if self.function == AggregateFunction::Min {
+                        order == Ordering::Less
+                    } else {
+                        order == Ordering::Greater
+                    }
+                });
+                if better {
+                    *best = Some(value);
+                }
+                *count += 1;
             }
             State::Moments { n, mean, m2 } => {
                 let Some(x) = double else {
@@ -379,6 +419,22 @@ impl Accumulator {
                 for (v, c) in b {
                     *a.entry(v.clone()).or_insert(0) += c;
                 }
+            }
+            (State::Extreme { best, count }, State::Extreme { best: b, count: c }) => {
+                if let Some(other) = b {
+                    let better = best.as_ref().is_none_or(|mine| {
+                        let order = other.cmp(mine);
+                        if self.function == AggregateFunction::Min {
+                            order == Ordering::Less
+                        } else {
+                            order == Ordering::Greater
+                        }
+                    });
+                    if better {
+                        *best = Some(other.clone());
+                    }
+                }
+                *count += c;
             }
             (State::Java { function, acc }, State::Java { acc: other, .. }) => function
                 .merge(acc, other)
@@ -487,6 +543,10 @@ impl Accumulator {
                     None => null(),
                 }
             }
+            (State::Extreme { best, .. }, _) => match best {
+                Some(v) => Ok(v.0.clone()),
+                None => null(),
+            },
             (State::Moments { n, m2, .. }, f) => {
                 let sample = matches!(
                     f,
@@ -591,6 +651,12 @@ impl Accumulator {
                 w.u8(2);
                 values(w, &mut map.iter().map(|(k, c)| (&k.0, *c)), map.len())?;
             }
+            State::Extreme { best, count } => {
+                // As the one-entry map of `MinMax`, so either form restores it.
+                w.u8(2);
+                let entry = best.as_ref().map(|b| (&b.0, *count));
+                values(w, &mut entry.into_iter(), usize::from(best.is_some()))?;
+            }
             State::Moments { n, mean, m2 } => {
                 w.u8(3);
                 w.i64(*n);
@@ -654,12 +720,25 @@ impl Accumulator {
                 float: r.f64()?,
                 count: r.i64()?,
             },
-            2 => State::MinMax(
-                values(r)?
-                    .into_iter()
-                    .map(|(v, c)| (OrdScalar(v), c))
-                    .collect(),
-            ),
+            2 => {
+                let entries = values(r)?;
+                match (&self.state, entries.as_slice()) {
+                    (State::Extreme { .. }, []) => State::Extreme {
+                        best: None,
+                        count: 0,
+                    },
+                    (State::Extreme { .. }, [(v, c)]) => State::Extreme {
+                        best: Some(OrdScalar(v.clone())),
+                        count: *c,
+                    },
+                    _ => State::MinMax(
+                        entries
+                            .into_iter()
+                            .map(|(v, c)| (OrdScalar(v), c))
+                            .collect(),
+                    ),
+                }
+            }
             3 => State::Moments {
                 n: r.i64()?,
                 mean: r.f64()?,
@@ -840,5 +919,71 @@ mod tests {
             empty.value(&DataType::Int32).unwrap(),
             ScalarValue::Int32(None)
         );
+    }
+}
+
+#[cfg(test)]
+mod append_only_tests {
+    use std::sync::Arc;
+
+    use arrow::array::{Float64Array, StringArray};
+
+    use super::*;
+
+    /// An append-only MIN/MAX gives what the retractable one gives, also across a checkpoint
+    /// and a merge, and writes the same state.
+    #[test]
+    fn append_only_min_max_equal_the_retractable_ones() {
+        let inputs: Vec<(DataType, ArrayRef)> = vec![
+            (
+                DataType::Float64,
+                Arc::new(Float64Array::from(vec![
+                    Some(2.5),
+                    None,
+                    Some(-1.0),
+                    Some(f64::NAN),
+                    Some(7.0),
+                    Some(7.0),
+                ])),
+            ),
+            (
+                DataType::Utf8,
+                Arc::new(StringArray::from(vec![
+                    Some("b"),
+                    None,
+                    Some("a"),
+                    Some("c"),
+                ])),
+            ),
+        ];
+        for (t, values) in &inputs {
+            let codec = ScalarCodec::new(std::slice::from_ref(t)).unwrap();
+            for f in [AggregateFunction::Min, AggregateFunction::Max] {
+                let mut plain = Accumulator::new(f, false, Some(t));
+                let mut fast = Accumulator::new(f, false, Some(t)).append_only();
+                assert_eq!(fast.value(t).unwrap(), plain.value(t).unwrap());
+                for row in 0..values.len() {
+                    plain.update(Some(values), row, true).unwrap();
+                    fast.update(Some(values), row, true).unwrap();
+                    assert_eq!(
+                        fast.value(t).unwrap(),
+                        plain.value(t).unwrap(),
+                        "{f:?} {row}"
+                    );
+                }
+                let mut written = StateWriter::new();
+                fast.write_state(&mut written, Some(&codec)).unwrap();
+                let written = written.finish();
+                let mut restored = Accumulator::new(f, false, Some(t)).append_only();
+                restored
+                    .read_state(&mut StateReader::new(&written, "test"), Some(&codec))
+                    .unwrap();
+                assert_eq!(restored.value(t).unwrap(), plain.value(t).unwrap());
+                let mut merged = Accumulator::new(f, false, Some(t)).append_only();
+                merged.merge(&restored).unwrap();
+                assert_eq!(merged.value(t).unwrap(), plain.value(t).unwrap());
+                assert!(fast.update(Some(values), 0, false).is_err());
+            }
+        }
     }
 }

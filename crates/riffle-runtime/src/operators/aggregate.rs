@@ -8,7 +8,8 @@ use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use arrow::row::{OwnedRow, RowConverter};
-use datafusion::common::ScalarValue;
+use datafusion::common::hash_map::EntryRef;
+use datafusion::common::{HashMap as FastMap, ScalarValue};
 use riffle_connectors::{ChangeBatch, RowKind};
 use riffle_plan::{AggregateCall, LocalZone};
 
@@ -32,6 +33,9 @@ struct Calls {
     out_types: Vec<DataType>,
     /// The function of each user-defined aggregate call.
     user: Vec<Option<UserFunction>>,
+    /// Whether rows are only ever added (window aggregations), which lets `MIN`/`MAX` keep
+    /// just the extreme value.
+    append_only: bool,
 }
 
 /// A user-defined aggregate function, loaded.
@@ -98,7 +102,14 @@ impl Calls {
             arg_types,
             out_types,
             user,
+            append_only: false,
         })
+    }
+
+    /// The same calls over an input whose rows are only ever added.
+    fn appending(mut self) -> Self {
+        self.append_only = true;
+        self
     }
 
     fn fresh(&self) -> Result<Vec<Accumulator>, RuntimeError> {
@@ -108,8 +119,15 @@ impl Calls {
             .zip(&self.user)
             .map(|((c, t), user)| match user {
                 Some(f) => f.accumulator(),
-                None => Ok(Accumulator::new(c.function, c.distinct, t.as_ref())
-                    .with_separator(c.separator.as_deref())),
+                None => {
+                    let acc = Accumulator::new(c.function, c.distinct, t.as_ref())
+                        .with_separator(c.separator.as_deref());
+                    Ok(if self.append_only {
+                        acc.append_only()
+                    } else {
+                        acc
+                    })
+                }
             })
             .collect()
     }
@@ -315,8 +333,9 @@ pub struct WindowAggregate {
     window_end: usize,
     calls: Calls,
     converter: RowConverter,
-    /// Groups per window end, keyed by the encoded group key.
-    windows: BTreeMap<i64, HashMap<Box<[u8]>, Group>>,
+    /// Groups per window end, keyed by the encoded group key (a fast non-keyed hasher: the
+    /// keys are the job's own data, hashed once per row).
+    windows: BTreeMap<i64, FastMap<Vec<u8>, Group>>,
     watermark: i64,
     schema: SchemaRef,
     clock: WindowClock,
@@ -355,7 +374,7 @@ impl WindowAggregate {
         Ok(Self {
             keys: keys.to_vec(),
             window_end,
-            calls: Calls::new(calls, input, &schema, keys.len())?,
+            calls: Calls::new(calls, input, &schema, keys.len())?.appending(),
             converter: group_converter(&types)?,
             key_types: types,
             windows: BTreeMap::new(),
@@ -405,7 +424,7 @@ impl StreamOperator for WindowAggregate {
             windows
                 .entry(end)
                 .or_default()
-                .insert(Box::from(row), Group { key, accs });
+                .insert(row.to_vec(), Group { key, accs });
             Ok(())
         })
     }
@@ -439,16 +458,14 @@ impl StreamOperator for WindowAggregate {
             let groups = self.windows.entry(end).or_default();
             let key: &[u8] = rows.row(row).data();
             // Look up by borrowed bytes; allocate the key only for a new group.
-            if !groups.contains_key(key) {
-                let g = Group {
+            let group = match groups.entry_ref(key) {
+                EntryRef::Occupied(e) => e.into_mut(),
+                EntryRef::Vacant(e) => e.insert(Group {
                     key: key_values(&batch, &self.keys, row)?,
                     accs: self.calls.fresh()?,
-                };
-                groups.insert(Box::from(key), g);
-            }
-            if let Some(group) = groups.get_mut(key) {
-                self.calls.update(&mut group.accs, &batch, row, true)?;
-            }
+                }),
+            };
+            self.calls.update(&mut group.accs, &batch, row, true)?;
         }
         Ok(())
     }
@@ -683,7 +700,7 @@ impl SessionWindowAggregate {
             window,
             session_keys,
             gap,
-            calls: Calls::new(calls, input, &schema, keys.len())?,
+            calls: Calls::new(calls, input, &schema, keys.len())?.appending(),
             converter: group_converter(&types)?,
             sessions: HashMap::new(),
             watermark: i64::MIN,
@@ -1079,6 +1096,7 @@ mod tests {
             arg_types: vec![Some(DataType::Int32)],
             out_types: vec![DataType::Int64],
             user: vec![None],
+            append_only: false,
         };
         let reason = calls.checkpoint_unsupported().unwrap_or_default();
         assert!(reason.contains("Java aggregate function MyAgg"), "{reason}");

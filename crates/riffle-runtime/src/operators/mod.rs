@@ -30,6 +30,7 @@ mod rank;
 mod resume;
 mod temporal_join;
 mod temporal_sort;
+mod time_shift;
 mod window_join;
 
 use std::sync::Arc;
@@ -42,6 +43,9 @@ use arrow::datatypes::{
     DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit, TimestampMillisecondType,
 };
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_expr::PhysicalExpr;
 use riffle_connectors::snapshot::{StateReader, StateWriter};
 use riffle_connectors::{ChangeBatch, RowKind, SinkWriter, SourceReader};
@@ -152,14 +156,15 @@ pub fn create(
             .map_err(|e| RuntimeError::new(format!("cannot compile `{sql}`: {e}")))
     };
     Ok(match &op.kind {
-        OperatorKind::Calc { filter, projection } => Box::new(Calc {
-            filter: filter.as_deref().map(compile).transpose()?,
-            projection: projection
+        OperatorKind::Calc { filter, projection } => Box::new(Calc::new(
+            filter.as_deref().map(compile).transpose()?,
+            projection
                 .iter()
                 .map(|NamedExpr { sql, .. }| compile(sql))
                 .collect::<Result<_, _>>()?,
             schema,
-        }),
+            input.fields().len(),
+        )?),
         OperatorKind::Expand { projections } => Box::new(Expand {
             projections: projections
                 .iter()
@@ -175,12 +180,16 @@ pub fn create(
             rowtime,
             expr,
             interval_ms,
-        } => Box::new(WatermarkAssigner {
-            expr: compile(expr)?,
-            rowtime: *rowtime,
-            interval: *interval_ms,
-            current: 0,
-            last: 0,
+        } => Box::new({
+            let expr = compile(expr)?;
+            WatermarkAssigner {
+                shift: time_shift::TimeShift::recognize(&expr, &input),
+                expr,
+                rowtime: *rowtime,
+                interval: *interval_ms,
+                current: 0,
+                last: 0,
+            }
         }),
         OperatorKind::WindowAssign {
             window,
@@ -392,6 +401,60 @@ struct Calc {
     filter: Option<Arc<dyn PhysicalExpr>>,
     projection: Vec<Arc<dyn PhysicalExpr>>,
     schema: SchemaRef,
+    /// The input columns the expressions read, when a filter copies rows and some columns
+    /// are not read (the expressions then address the narrowed batch).
+    narrowed: Option<Vec<usize>>,
+}
+
+impl Calc {
+    /// A Calc over an input of `width` columns.
+    fn new(
+        filter: Option<Arc<dyn PhysicalExpr>>,
+        projection: Vec<Arc<dyn PhysicalExpr>>,
+        schema: SchemaRef,
+        width: usize,
+    ) -> Result<Self, RuntimeError> {
+        let mut calc = Self {
+            filter,
+            projection,
+            schema,
+            narrowed: None,
+        };
+        let Some(filter) = &calc.filter else {
+            return Ok(calc);
+        };
+        let mut used: Vec<usize> = std::iter::once(filter)
+            .chain(&calc.projection)
+            .flat_map(collect_columns)
+            .map(|c| c.index())
+            .collect();
+        used.sort_unstable();
+        used.dedup();
+        if used.is_empty() || used.len() >= width {
+            return Ok(calc);
+        }
+        let narrow = |expr: &Arc<dyn PhysicalExpr>| -> Result<Arc<dyn PhysicalExpr>, RuntimeError> {
+            Ok(Arc::clone(expr)
+                .transform_down(|e| {
+                    let Some(column) = e.as_ref().downcast_ref::<Column>() else {
+                        return Ok(Transformed::no(e));
+                    };
+                    let index = used.binary_search(&column.index()).unwrap_or_default();
+                    Ok(Transformed::yes(
+                        Arc::new(Column::new(column.name(), index)) as Arc<dyn PhysicalExpr>,
+                    ))
+                })?
+                .data)
+        };
+        calc.filter = calc.filter.as_ref().map(narrow).transpose()?;
+        calc.projection = calc
+            .projection
+            .iter()
+            .map(narrow)
+            .collect::<Result<_, _>>()?;
+        calc.narrowed = Some(used);
+        Ok(calc)
+    }
 }
 
 impl StreamOperator for Calc {
@@ -404,6 +467,11 @@ impl StreamOperator for Calc {
         out: &mut Vec<Emit>,
     ) -> Result<(), RuntimeError> {
         let ChangeBatch { batch, kinds } = batch;
+        // Rows are copied by the filter: only the columns read are kept.
+        let batch = match &self.narrowed {
+            Some(columns) => batch.project(columns)?,
+            None => batch,
+        };
         let (batch, kinds) = match &self.filter {
             Some(f) => {
                 let mask = evaluate(f, &batch)?;
@@ -480,6 +548,8 @@ impl StreamOperator for Expand {
 /// interval since the last emitted one. Upstream watermarks are ignored except the final one.
 struct WatermarkAssigner {
     expr: Arc<dyn PhysicalExpr>,
+    /// `expr` as millisecond arithmetic, when it is that simple.
+    shift: Option<time_shift::TimeShift>,
     rowtime: usize,
     interval: i64,
     current: i64,
@@ -515,7 +585,10 @@ impl StreamOperator for WatermarkAssigner {
                 ));
             }
         }
-        let marks = millis(&evaluate(&self.expr, &batch.batch)?)?;
+        let marks = match self.shift.and_then(|s| s.evaluate(&batch.batch)) {
+            Some(marks) => marks,
+            None => millis(&evaluate(&self.expr, &batch.batch)?)?,
+        };
         let mut start = 0;
         for row in 0..batch.num_rows() {
             if marks.is_valid(row) {
@@ -631,7 +704,14 @@ impl StreamOperator for WindowAssign {
                 ends.push(*e);
             }
         }
-        let taken = take_record_batch(&batch.batch, &UInt32Array::from(rows))?;
+        // One window per row (TUMBLE without NULL times) keeps the input's columns as they are.
+        let identity = rows.len() == batch.num_rows()
+            && rows.iter().enumerate().all(|(i, r)| *r as usize == i);
+        let taken = if identity {
+            batch.batch
+        } else {
+            take_record_batch(&batch.batch, &UInt32Array::from(rows))?
+        };
         let mut columns = taken.columns().to_vec();
         let window_time: Vec<i64> = ends
             .iter()
@@ -859,12 +939,64 @@ mod tests {
 
     use super::*;
 
+    /// A filtering Calc copies only the columns its expressions read, with the same result.
+    #[test]
+    fn a_filtering_calc_reads_only_the_columns_it_needs() {
+        use arrow::array::{Int64Array, StringArray};
+        let input = Arc::new(Schema::new(vec![
+            ArrowField::new("a", DataType::Int64, true),
+            ArrowField::new("unused", DataType::Utf8, true),
+            ArrowField::new("b", DataType::Int64, true),
+        ]));
+        let session = FlinkSession::default();
+        let compile = |sql: &str| session.physical_expr(sql, &input).unwrap();
+        let output = Arc::new(Schema::new(vec![
+            ArrowField::new("b", DataType::Int64, true),
+            ArrowField::new("sum", DataType::Int64, true),
+        ]));
+        let mut calc = Calc::new(
+            Some(compile("a > 1")),
+            vec![compile("b"), compile("a + b")],
+            output,
+            3,
+        )
+        .unwrap();
+        assert_eq!(calc.narrowed, Some(vec![0, 2]));
+        let batch = RecordBatch::try_new(
+            input.clone(),
+            vec![
+                Arc::new(Int64Array::from(vec![1, 2, 3])),
+                Arc::new(StringArray::from(vec!["x", "y", "z"])),
+                Arc::new(Int64Array::from(vec![10, 20, 30])),
+            ],
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        calc.process(0, ChangeBatch::inserts(batch), &mut out)
+            .unwrap();
+        let [Emit::Data(result)] = out.as_slice() else {
+            panic!("{out:?}");
+        };
+        let columns: Vec<Vec<i64>> = result
+            .batch
+            .columns()
+            .iter()
+            .map(|c| {
+                c.as_primitive::<arrow::datatypes::Int64Type>()
+                    .values()
+                    .to_vec()
+            })
+            .collect();
+        assert_eq!(columns, [vec![20, 30], vec![22, 33]]);
+    }
+
     /// A job restored from a checkpoint taken after a source ended must still end its stream:
     /// the operators after the assigner start from no watermark again.
     #[test]
     fn a_restored_watermark_assigner_forwards_the_final_watermark_again() {
         let assigner = || WatermarkAssigner {
             expr: Arc::new(Literal::new(ScalarValue::Null)),
+            shift: None,
             rowtime: 0,
             interval: 0,
             current: 0,

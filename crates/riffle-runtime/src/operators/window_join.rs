@@ -3,12 +3,12 @@
 //! joined (inner, outer, semi or anti) and dropped. Rows of windows that already fired are late
 //! and dropped.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow::array::Array;
 use arrow::datatypes::SchemaRef;
-use datafusion::common::ScalarValue;
+use datafusion::common::{HashMap as FastMap, ScalarValue};
 use datafusion::physical_expr::PhysicalExpr;
 use riffle_connectors::{ChangeBatch, RowKind};
 use riffle_plan::{JoinSpec, JoinType};
@@ -25,6 +25,10 @@ use crate::task::RuntimeError;
 /// The table of the keyed snapshot: both sides' rows per window and key.
 const WINDOWS: u8 = 0;
 
+/// Row pairs whose join condition one evaluation tests, at most (unless one left row has
+/// more candidates).
+const PAIRS_PER_TEST: usize = 8192;
+
 /// The buffered rows of one window and key: per side, the rows and whether their key can match.
 type Buffered = [Vec<(Vec<ScalarValue>, bool)>; 2];
 
@@ -35,7 +39,7 @@ pub struct WindowJoin {
     condition: PairCondition,
     /// `window_end` column of each input.
     window_end: [usize; 2],
-    windows: BTreeMap<i64, HashMap<Box<[u8]>, Buffered>>,
+    windows: BTreeMap<i64, FastMap<Box<[u8]>, Buffered>>,
     watermark: i64,
     padding: [Vec<ScalarValue>; 2],
     /// Encode each side's rows (for checkpoints).
@@ -72,39 +76,46 @@ impl WindowJoin {
         })
     }
 
-    /// Joins the rows of one window and key.
+    /// Joins the rows of one window and key, testing the condition on many pairs at once.
     fn join(&self, rows: &Buffered, out: &mut RowsOut) -> Result<(), RuntimeError> {
         let [lefts, rights] = rows;
         let mut right_matched = vec![false; rights.len()];
         let matchable_rights: Vec<usize> = (0..rights.len()).filter(|i| rights[*i].1).collect();
-        for (left, left_matchable) in lefts {
-            let passes = if *left_matchable {
-                self.condition.test(
-                    left,
-                    true,
-                    matchable_rights.iter().map(|i| rights[*i].0.as_slice()),
-                )?
-            } else {
-                Vec::new()
-            };
-            let mut matched = false;
-            for (i, pass) in matchable_rights.iter().zip(passes) {
-                if !pass {
-                    continue;
+        // Lefts per condition evaluation: about PAIRS_PER_TEST pairs, at least one left.
+        let block = (PAIRS_PER_TEST / matchable_rights.len().max(1)).max(1);
+        for lefts in lefts.chunks(block) {
+            let pairs: Vec<(&[ScalarValue], &[ScalarValue])> = lefts
+                .iter()
+                .filter(|(_, matchable)| *matchable)
+                .flat_map(|(left, _)| {
+                    matchable_rights
+                        .iter()
+                        .map(|i| (left.as_slice(), rights[*i].0.as_slice()))
+                })
+                .collect();
+            let mut passes = self.condition.test_pairs(&pairs)?.into_iter();
+            for (left, left_matchable) in lefts {
+                let mut matched = false;
+                if *left_matchable {
+                    for i in &matchable_rights {
+                        if !passes.next().unwrap_or(false) {
+                            continue;
+                        }
+                        matched = true;
+                        right_matched[*i] = true;
+                        if !self.join_type.left_only() {
+                            out.push(RowKind::Insert, left, &rights[*i].0);
+                        }
+                    }
                 }
-                matched = true;
-                right_matched[*i] = true;
-                if !self.join_type.left_only() {
-                    out.push(RowKind::Insert, left, &rights[*i].0);
+                match self.join_type {
+                    JoinType::Semi if matched => out.push(RowKind::Insert, left, &[]),
+                    JoinType::Anti if !matched => out.push(RowKind::Insert, left, &[]),
+                    JoinType::Left | JoinType::Full if !matched => {
+                        out.push(RowKind::Insert, left, &self.padding[1])
+                    }
+                    _ => {}
                 }
-            }
-            match self.join_type {
-                JoinType::Semi if matched => out.push(RowKind::Insert, left, &[]),
-                JoinType::Anti if !matched => out.push(RowKind::Insert, left, &[]),
-                JoinType::Left | JoinType::Full if !matched => {
-                    out.push(RowKind::Insert, left, &self.padding[1])
-                }
-                _ => {}
             }
         }
         if self.join_type.right_outer() {
