@@ -407,7 +407,11 @@ impl Analyzer {
                     }
                 };
             }
-            let mut matches = s.relations.iter().filter_map(|r| r.field(&first.value));
+            let mut matches = s
+                .relations
+                .iter()
+                .filter(|r| !r.qualified_only)
+                .filter_map(|r| r.field(&first.value));
             if let Some((_, field)) = matches.next() {
                 if matches.next().is_some() {
                     self.error(

@@ -668,6 +668,7 @@ impl Analyzer {
                 // Variables resolve to the input row: give each one the input's columns.
                 for r in match_scope.relations.iter_mut().skip(1) {
                     r.fields = input_fields.clone();
+                    r.qualified_only = true;
                 }
                 let mut out = Vec::new();
                 let cx_in = ExprCx {

@@ -17,6 +17,9 @@ pub(crate) struct Relation {
     /// A relation that could not be resolved (already reported): any column reference to it is
     /// accepted with an unknown type, so one mistake does not cascade.
     pub opaque: bool,
+    /// Only qualified references reach the relation's columns (`MATCH_RECOGNIZE` pattern
+    /// variables: `A.price`; a bare `price` is the input's).
+    pub qualified_only: bool,
 }
 
 impl Relation {
@@ -27,6 +30,7 @@ impl Relation {
             path,
             fields: schema.columns,
             opaque: false,
+            qualified_only: false,
         }
     }
 
@@ -37,6 +41,7 @@ impl Relation {
             path: None,
             fields: Vec::new(),
             opaque: true,
+            qualified_only: false,
         }
     }
 

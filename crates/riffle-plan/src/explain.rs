@@ -138,6 +138,7 @@ pub fn describe(op: &Operator) -> String {
         ),
         OperatorKind::OverAggregate(spec) => crate::over::describe(op, spec),
         OperatorKind::Rank(spec) => crate::rank::describe(op, spec),
+        OperatorKind::MatchRecognize(spec) => crate::match_recognize::describe(op, spec),
         OperatorKind::Sink { connector } => {
             if connector.table.is_empty() {
                 format!("Sink(connector=[{}])", connector.connector)

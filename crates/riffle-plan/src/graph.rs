@@ -264,6 +264,8 @@ pub enum OperatorKind {
     OverAggregate(crate::over::OverSpec),
     /// `ROW_NUMBER()` filtered by a rank range: Top-N, deduplication, window Top-N.
     Rank(crate::rank::RankSpec),
+    /// `MATCH_RECOGNIZE`: pattern matching per partition in event-time order.
+    MatchRecognize(crate::match_recognize::MatchSpec),
     /// Unbounded (updating) aggregation per key: emits `+I`, then `-U`/`+U` per change.
     GroupAggregate {
         /// Group key columns.

@@ -17,6 +17,7 @@ pub mod graph;
 pub mod java_hash;
 pub mod java_text;
 mod legacy;
+pub mod match_recognize;
 pub mod over;
 mod planner;
 pub mod rank;

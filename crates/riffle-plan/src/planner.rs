@@ -44,6 +44,7 @@ use crate::window::{WindowTvfNode, WINDOW_COLUMNS};
 
 mod grouping_sets;
 mod join;
+mod match_recognize;
 
 use grouping_sets::GroupingSets;
 
@@ -79,7 +80,14 @@ pub fn plan_analyzed(
     script: &Script,
     analysis: &riffle_catalog::Analysis,
 ) -> Result<JobGraph, Vec<Diagnostic>> {
-    let mut planner = Planner::default();
+    let mut planner = Planner {
+        match_within: script
+            .statements
+            .iter()
+            .flat_map(|s| s.match_within.iter().cloned())
+            .collect(),
+        ..Planner::default()
+    };
     for (i, statement) in script.statements.iter().enumerate() {
         let derived = analysis
             .statements
@@ -89,6 +97,7 @@ pub fn plan_analyzed(
                 kind: StatementKind::CreateTable(Box::new(table.to_create_table())),
                 span: statement.span,
                 hints: statement.hints.clone(),
+                match_within: statement.match_within.clone(),
             });
         if let Err(d) = planner.statement(derived.as_ref().unwrap_or(statement)) {
             return Err(vec![*d]);
@@ -235,6 +244,8 @@ struct Planner {
     config: BTreeMap<String, String>,
     sinks: Vec<PendingSink>,
     functions: Vec<crate::udf::UserFunctionSpec>,
+    /// `WITHIN` clauses of the script's `MATCH_RECOGNIZE`s.
+    match_within: Vec<riffle_sql::ast::MatchWithin>,
 }
 
 /// Options a job may set whose effect the engine does not have yet (it keeps all state).
@@ -662,6 +673,8 @@ impl Planner {
         let relation_planner: Arc<dyn RelationPlanner> = Arc::new(FlinkRelations {
             catalog: self.catalog.clone(),
             functions: self.functions.clone(),
+            session: self.session.clone(),
+            match_within: self.match_within.clone(),
         });
         let provider = Provider {
             session: &self.session,
@@ -1155,6 +1168,10 @@ struct FlinkRelations {
     catalog: Arc<Catalog>,
     /// `CREATE FUNCTION`s so far (table functions are planned here).
     functions: Vec<crate::udf::UserFunctionSpec>,
+    /// Plans `MATCH_RECOGNIZE` expressions.
+    session: FlinkSession,
+    /// `WITHIN` clauses of the script's `MATCH_RECOGNIZE`s.
+    match_within: Vec<riffle_sql::ast::MatchWithin>,
 }
 
 impl fmt::Debug for Catalog {
@@ -1450,9 +1467,7 @@ impl RelationPlanner for FlinkRelations {
             sql::TableFactor::TableFunction { .. } => {
                 datafusion::common::not_impl_err!("unsupported feature: this table function call")
             }
-            sql::TableFactor::MatchRecognize { .. } => {
-                datafusion::common::not_impl_err!("unsupported feature: MATCH_RECOGNIZE")
-            }
+            sql::TableFactor::MatchRecognize { .. } => self.match_recognize(relation, context),
             sql::TableFactor::Table {
                 version: Some(sql::TableVersion::ForSystemTimeAsOf(ref period)),
                 ..
@@ -1794,6 +1809,9 @@ impl GraphBuilder<'_> {
                 ))
             }
             LogicalPlan::Aggregate(agg) => self.aggregate(agg),
+            LogicalPlan::Extension(ext) if match_recognize::is_match(ext) => {
+                self.match_recognize(ext)
+            }
             LogicalPlan::Extension(ext) if ext.node.as_any().is::<SnapshotNode>() => {
                 Err(unsupported(
                     "FOR SYSTEM_TIME AS OF outside the right side of a join",

@@ -26,6 +26,8 @@ pub struct Statement {
     pub span: Span,
     /// SQL hints (`/*+ OPTIONS('k'='v') */`, `/*+ STATE_TTL(...) */`, ...) found inside the statement.
     pub hints: Vec<Hint>,
+    /// `WITHIN` clauses of the `MATCH_RECOGNIZE`s inside the statement (see [`MatchWithin`]).
+    pub match_within: Vec<MatchWithin>,
 }
 
 /// A query hint written as `/*+ NAME(args) */`.

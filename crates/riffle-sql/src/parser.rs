@@ -84,7 +84,15 @@ pub(crate) fn parse_script(sql: &str) -> ParsedScript {
         tokens.truncate(last_semicolon.map_or(0, |i| i + 1));
     }
     let mut parser = FlinkParser::from_tokens(sql, tokens);
-    let statements = parser.parse_statements();
+    let mut statements = parser.parse_statements();
+    for within in &parser.match_within {
+        if let Some(s) = statements
+            .iter_mut()
+            .find(|s| s.span.start <= within.span.start && within.span.end <= s.span.end)
+        {
+            s.match_within.push(within.clone());
+        }
+    }
     // A malformed hint is worth a warning only where Flink would read it: inside a statement.
     for comment in &parser.hint_comments {
         if let Some(error) = &comment.error {
@@ -217,7 +225,14 @@ impl<'a> FlinkParser<'a> {
             .filter(|c| c.span.start >= span.start && bound.is_none_or(|b| c.span.start < b))
             .flat_map(|c| c.hints.iter().cloned())
             .collect();
-        Statement { kind, span, hints }
+        // Filled in once the whole script is parsed (`parse_script`).
+        let match_within = Vec::new();
+        Statement {
+            kind,
+            span,
+            hints,
+            match_within,
+        }
     }
 
     fn parse_statement_kind(&mut self, in_explain: bool) -> Result<StatementKind, ParserError> {

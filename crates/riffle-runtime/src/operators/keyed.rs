@@ -56,6 +56,15 @@ impl<V> KeyedState<V> {
         self.values.get_mut(key)
     }
 
+    /// The keys whose state satisfies `wanted`.
+    pub(super) fn keys_where(&self, wanted: impl Fn(&V) -> bool) -> Vec<OwnedRow> {
+        self.values
+            .iter()
+            .filter(|(_, v)| wanted(v))
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
     /// Drops the state of `key`.
     pub(super) fn remove(&mut self, key: &OwnedRow) -> Option<V> {
         self.values.remove(key)

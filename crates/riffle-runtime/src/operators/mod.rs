@@ -24,6 +24,8 @@ mod group_store;
 mod interval_join;
 mod join;
 mod keyed;
+mod match_nfa;
+mod match_recognize;
 mod over;
 mod rank;
 #[cfg(test)]
@@ -256,6 +258,9 @@ pub fn create(
                 .first()
                 .is_some_and(|i| i.changelog == riffle_plan::ChangelogMode::InsertOnly),
         )?,
+        OperatorKind::MatchRecognize(spec) => Box::new(match_recognize::MatchRecognize::new(
+            spec, &input, schema, session,
+        )?),
         OperatorKind::Union => Box::new(Union),
         OperatorKind::Correlate(spec) => {
             Box::new(correlate::Correlate::new(spec, &input, schema, session)?)
