@@ -700,11 +700,15 @@ impl Analyzer {
                     .iter()
                     .map(|m| {
                         let t = self.type_expr(&m.expr, cx);
-                        // Only MATCH_ROWTIME() / MATCH_PROCTIME() yield time attributes.
-                        let time = if matches!(&m.expr, Expr::Function(_)) {
-                            t.time
-                        } else {
-                            None
+                        // MATCH_ROWTIME() / MATCH_PROCTIME() yield time attributes, and a
+                        // time attribute read as it is (`A.ts`, `LAST(A.ts)`) stays one.
+                        let time = match &m.expr {
+                            Expr::Identifier(_) | Expr::CompoundIdentifier(_) => t.time,
+                            Expr::Function(f) => match navigated(f) {
+                                Some(arg) => self.type_expr(arg, cx).time,
+                                None => t.time,
+                            },
+                            _ => None,
                         };
                         Field {
                             name: m.alias.value.clone(),
@@ -1232,6 +1236,23 @@ fn user_function_relation(qualifier: Option<String>, schema: Schema) -> Relation
 fn make_nullable(r: &mut Relation) {
     for f in &mut r.fields {
         f.data_type.nullable = true;
+    }
+}
+
+/// The column a `MATCH_RECOGNIZE` navigation call (`FIRST`, `LAST`, `PREV`, `NEXT`) reads.
+fn navigated(f: &sqlparser::ast::Function) -> Option<&Expr> {
+    let name = f.name.to_string().to_ascii_uppercase();
+    if !matches!(name.as_str(), "FIRST" | "LAST" | "PREV" | "NEXT") {
+        return None;
+    }
+    match &f.args {
+        sqlparser::ast::FunctionArguments::List(list) => match list.args.first() {
+            Some(sqlparser::ast::FunctionArg::Unnamed(sqlparser::ast::FunctionArgExpr::Expr(
+                e @ (Expr::Identifier(_) | Expr::CompoundIdentifier(_)),
+            ))) => Some(e),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

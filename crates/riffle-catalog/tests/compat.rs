@@ -27,6 +27,34 @@ const KNOWN: &[(&str, &str)] = &[(
 /// analysis is not expected to report them.
 const NOT_ANALYSIS: &[(&str, &str)] = &[
     (
+        "errors/match_recognize_all_rows_per_match_rejected",
+        "planner: Flink's MATCH_RECOGNIZE translation rejects all rows per match",
+    ),
+    (
+        "errors/match_recognize_alternation_rejected",
+        "planner: Flink's MATCH_RECOGNIZE translation rejects alternation",
+    ),
+    (
+        "errors/match_recognize_greedy_last_variable_rejected",
+        "planner: Flink's MATCH_RECOGNIZE translation rejects a greedy last variable",
+    ),
+    (
+        "errors/match_recognize_group_quantifier_rejected",
+        "planner: Flink's MATCH_RECOGNIZE translation rejects group patterns",
+    ),
+    (
+        "errors/match_recognize_optional_last_reluctant",
+        "planner: Flink's MATCH_RECOGNIZE translation rejects reluctant optional variables",
+    ),
+    (
+        "errors/match_recognize_order_by_non_time_rejected",
+        "planner: Flink's MATCH_RECOGNIZE translation rejects the order of a match",
+    ),
+    (
+        "errors/match_recognize_prev_in_define",
+        "planner: Flink's MATCH_RECOGNIZE translation rejects physical offsets",
+    ),
+    (
         "errors/debezium_json_into_append_only_sink",
         "planner: changelog mode of the sink",
     ),

@@ -488,9 +488,11 @@ impl PrimitiveRewriter<'_> {
                             None => 0,
                             Some(e) => match int_literal(e) {
                                 Some(n) => n,
-                                None => return datafusion::common::plan_err!(
+                                None => {
+                                    return datafusion::common::plan_err!(
                                     "The offset of {name} must be a non-negative integer literal"
-                                ),
+                                )
+                                }
                             },
                         };
                         match exprs.first() {

@@ -456,3 +456,175 @@ fn pruning_id(skip: Skip, found: &Found) -> Result<Option<(EventId, bool)>, Runt
         Skip::ToLast(v) => to_variable(v, false)?,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Conditions over the values of a row sequence: `rules[v](value, values of the match)`.
+    struct Rules<'a> {
+        values: &'a [i64],
+        rules: Vec<Box<dyn Fn(i64, &[i64]) -> bool>>,
+    }
+
+    impl Conditions for Rules<'_> {
+        fn holds(
+            &mut self,
+            variable: usize,
+            events: &[(usize, EventId)],
+            row: EventId,
+        ) -> Result<bool, RuntimeError> {
+            let taken: Vec<i64> = events
+                .iter()
+                .map(|(_, (_, id))| self.values[*id as usize])
+                .collect();
+            Ok(self.rules[variable](self.values[row.1 as usize], &taken))
+        }
+    }
+
+    fn var(name: &str, min: u32, max: Option<u32>, greedy: bool) -> PatternVariable {
+        PatternVariable {
+            name: name.into(),
+            min,
+            max,
+            greedy,
+        }
+    }
+
+    /// The matches as (variable, value) lists.
+    fn run(
+        pattern: &[PatternVariable],
+        skip: Skip,
+        values: &[i64],
+        rules: Rules<'_>,
+    ) -> Vec<Vec<(usize, i64)>> {
+        let nfa = Nfa::compile(pattern);
+        let mut matcher = Matcher::new(&nfa);
+        let mut rules = rules;
+        let mut out = Vec::new();
+        for (i, _) in values.iter().enumerate() {
+            let found = matcher
+                .process(&nfa, (i as i64, i as u64), skip, &mut rules)
+                .expect("process");
+            for f in found {
+                out.push(
+                    f.iter()
+                        .map(|(v, (_, id))| (*v, values[*id as usize]))
+                        .collect(),
+                );
+            }
+        }
+        out
+    }
+
+    fn overlap_rules(values: &[i64]) -> Rules<'_> {
+        Rules {
+            values,
+            rules: vec![
+                Box::new(|v, _| v < 20),
+                Box::new(|v, _| v > 15),
+                Box::new(|v, _| v > 20),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_greedy_loop_keeps_the_rows_the_next_variable_would_take() {
+        let values = [12, 17, 19, 21, 25, 18];
+        let greedy = [
+            var("A", 1, Some(1), true),
+            var("B", 0, None, true),
+            var("C", 1, Some(1), true),
+        ];
+        // Every row C accepts, B accepts too: the greedy B* never lets C take one.
+        assert!(run(&greedy, Skip::PastLastRow, &values, overlap_rules(&values)).is_empty());
+        let reluctant = [
+            var("A", 1, Some(1), true),
+            var("B", 0, None, false),
+            var("C", 1, Some(1), true),
+        ];
+        assert_eq!(
+            run(
+                &reluctant,
+                Skip::PastLastRow,
+                &values,
+                overlap_rules(&values)
+            ),
+            [vec![(0, 12), (1, 17), (1, 19), (2, 21)]]
+        );
+    }
+
+    #[test]
+    fn skip_to_next_row_lets_matches_overlap_and_past_last_row_does_not() {
+        let values = [1, 2, 3, 10];
+        let pattern = [var("P", 1, None, false), var("B", 1, Some(1), true)];
+        let rules = |values| Rules {
+            values,
+            rules: vec![Box::new(|v, _| v < 5), Box::new(|v, _| v > 5)],
+        };
+        let next = run(&pattern, Skip::ToNextRow, &values, rules(&values));
+        assert_eq!(next.len(), 3, "{next:?}");
+        assert_eq!(next[0], [(0, 1), (0, 2), (0, 3), (1, 10)]);
+        let past = run(&pattern, Skip::PastLastRow, &values, rules(&values));
+        assert_eq!(past, [vec![(0, 1), (0, 2), (0, 3), (1, 10)]]);
+    }
+
+    #[test]
+    fn a_range_stops_at_its_maximum_and_conditions_see_the_match() {
+        // A{2,3} B where B must exceed the sum of the A rows so far.
+        let values = [1, 1, 1, 1, 9];
+        let pattern = [var("A", 2, Some(3), false), var("B", 1, Some(1), true)];
+        let rules = Rules {
+            values: &values,
+            rules: vec![
+                Box::new(|v, _| v == 1),
+                Box::new(|v, taken: &[i64]| v > taken.iter().sum::<i64>()),
+            ],
+        };
+        let found = run(&pattern, Skip::PastLastRow, &values, rules);
+        assert_eq!(found, [vec![(0, 1), (0, 1), (0, 1), (1, 9)]]);
+    }
+
+    #[test]
+    fn partial_matches_time_out_after_within() {
+        let pattern = [var("A", 1, Some(1), true), var("B", 1, Some(1), true)];
+        let nfa = Nfa::compile(&pattern);
+        let mut matcher = Matcher::new(&nfa);
+        let values = [1, 9];
+        let mut rules = Rules {
+            values: &values,
+            rules: vec![Box::new(|v, _| v == 1), Box::new(|v, _| v == 9)],
+        };
+        matcher
+            .process(&nfa, (0, 0), Skip::PastLastRow, &mut rules)
+            .expect("process");
+        assert!(!matcher.is_idle());
+        matcher
+            .advance_time(10, Some(10), Skip::PastLastRow)
+            .expect("advance");
+        assert!(matcher.is_idle());
+        let found = matcher
+            .process(&nfa, (10, 1), Skip::PastLastRow, &mut rules)
+            .expect("process");
+        assert!(found.is_empty());
+    }
+
+    #[test]
+    fn skipping_to_the_first_row_of_the_match_fails_as_in_flink() {
+        let pattern = [var("A", 1, Some(1), true), var("B", 1, Some(1), true)];
+        let nfa = Nfa::compile(&pattern);
+        let mut matcher = Matcher::new(&nfa);
+        let values = [1, 9];
+        let mut rules = Rules {
+            values: &values,
+            rules: vec![Box::new(|_, _| true), Box::new(|_, _| true)],
+        };
+        matcher
+            .process(&nfa, (0, 0), Skip::ToFirst(0), &mut rules)
+            .expect("process");
+        let err = matcher
+            .process(&nfa, (1, 1), Skip::ToFirst(0), &mut rules)
+            .expect_err("skip to the first row");
+        assert!(err.to_string().contains("Could not skip to first element"));
+    }
+}

@@ -561,3 +561,157 @@ fn read_partition(
     p.next_row = r.u64()?;
     Ok(p)
 }
+
+#[cfg(test)]
+mod tests {
+    use arrow::array::{Int32Array, TimestampMillisecondArray};
+    use arrow::datatypes::{Field as ArrowField, Schema, TimeUnit};
+    use riffle_plan::match_recognize::{AfterMatch, PatternVariable};
+    use riffle_plan::{AggregateFunction, Field};
+
+    use super::super::resume::{assert_rescales_anywhere, assert_resumes_anywhere, Step};
+    use super::*;
+
+    fn ts_type() -> DataType {
+        DataType::Timestamp(TimeUnit::Millisecond, None)
+    }
+
+    /// Input `(k INT, v INT, ts TIMESTAMP(3))`.
+    fn input() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            ArrowField::new("k", DataType::Int32, true),
+            ArrowField::new("v", DataType::Int32, true),
+            ArrowField::new("ts", ts_type(), true),
+        ]))
+    }
+
+    /// `sql` over one primitive of type `t`, or two.
+    fn expr(sql: &str, primitives: Vec<(Primitive, DataType)>) -> MatchExpr {
+        let fields = primitives
+            .iter()
+            .enumerate()
+            .map(|(i, (_, t))| Field::from_arrow(format!("__p{i}"), t, true))
+            .collect();
+        MatchExpr {
+            sql: sql.into(),
+            primitives: primitives.into_iter().map(|(p, _)| p).collect(),
+            fields,
+        }
+    }
+
+    fn last(variable: usize, column: usize, offset: usize) -> Primitive {
+        Primitive::Navigation {
+            variable: Some(variable),
+            column,
+            from_first: false,
+            offset,
+        }
+    }
+
+    /// `PARTITION BY k ORDER BY ts MEASURES A.ts, COUNT(B.*), C.v
+    /// PATTERN (A B+? C) DEFINE A AS A.v < 10, B AS B.v >= 10, C AS C.v < LAST(B.v)`.
+    fn operator() -> Box<dyn StreamOperator> {
+        let var = |name: &str, min, max, greedy| PatternVariable {
+            name: name.into(),
+            min,
+            max,
+            greedy,
+        };
+        let spec = MatchSpec {
+            partition: vec![0],
+            time: 2,
+            pattern: vec![
+                var("A", 1, Some(1), true),
+                var("B", 1, None, false),
+                var("C", 1, Some(1), true),
+            ],
+            skip: AfterMatch::PastLastRow,
+            within: None,
+            row_columns: Vec::new(),
+            defines: vec![
+                Some(expr("__p0 < 10", vec![(last(0, 1, 0), DataType::Int32)])),
+                Some(expr("__p0 >= 10", vec![(last(1, 1, 0), DataType::Int32)])),
+                Some(expr(
+                    "__p0 < __p1",
+                    vec![
+                        (last(2, 1, 0), DataType::Int32),
+                        (last(1, 1, 0), DataType::Int32),
+                    ],
+                )),
+            ],
+            measures: vec![
+                expr("__p0", vec![(last(0, 2, 0), ts_type())]),
+                expr(
+                    "__p0",
+                    vec![(
+                        Primitive::Aggregate {
+                            variable: Some(1),
+                            function: AggregateFunction::CountStar,
+                            column: None,
+                        },
+                        DataType::Int64,
+                    )],
+                ),
+                expr("__p0", vec![(last(2, 1, 0), DataType::Int32)]),
+            ],
+        };
+        let output = Arc::new(Schema::new(vec![
+            ArrowField::new("k", DataType::Int32, true),
+            ArrowField::new("a_ts", ts_type(), true),
+            ArrowField::new("nb", DataType::Int64, true),
+            ArrowField::new("c_v", DataType::Int32, true),
+        ]));
+        Box::new(
+            MatchRecognize::new(&spec, &input(), output, &FlinkSession::new()).expect("operator"),
+        )
+    }
+
+    fn rows(rows: &[(i32, i32, i64)]) -> Step {
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int32Array::from(
+                rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+            )),
+            Arc::new(Int32Array::from(
+                rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+            )),
+            Arc::new(TimestampMillisecondArray::from(
+                rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+            )),
+        ];
+        let batch = RecordBatch::try_new(input(), columns).expect("batch");
+        Step::Rows(0, ChangeBatch::inserts(batch))
+    }
+
+    fn steps() -> Vec<Step> {
+        vec![
+            rows(&[(1, 5, 10), (2, 1, 10), (1, 20, 30), (1, 12, 20)]),
+            Step::Watermark(20),
+            rows(&[(2, 15, 20), (1, 30, 40), (1, 99, 5), (2, 16, 30)]),
+            Step::Watermark(35),
+            rows(&[(1, 3, 50), (2, 2, 40), (1, 40, 25)]),
+            Step::Watermark(45),
+            rows(&[(1, 8, 60), (1, 11, 70), (1, 4, 80)]),
+            Step::Watermark(i64::MAX),
+        ]
+    }
+
+    #[test]
+    fn matches_follow_event_time_per_partition_and_late_rows_are_dropped() {
+        let out = assert_resumes_anywhere(&operator, &steps());
+        // k=1: 5@10, 12@20, 20@30, 30@40, 3@50 (99@5 and 40@25 are late): A=5, B=12,20,30,
+        // C=3. Then 8@60, 11@70, 4@80: A=8, B=11, C=4. k=2: 1@10, 16@30, 2@40 (15@20 came
+        // after the watermark 20).
+        let mut matches: Vec<&String> = out.iter().filter(|l| l.starts_with("+I")).collect();
+        matches.sort();
+        assert_eq!(
+            matches,
+            ["+I[1, 10, 3, 3]", "+I[1, 60, 1, 4]", "+I[2, 10, 1, 2]"],
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn a_match_recognize_rescales_by_partition() {
+        assert_rescales_anywhere(&operator, &steps(), &[&[0]]);
+    }
+}
