@@ -110,9 +110,9 @@ impl std::error::Error for FlinkRejects {}
 
 /// Fails with Flink's own message (a planning error, even where the message says "not
 /// supported": Flink rejects the statement too).
-fn rejected<T>(message: String) -> DfResult<T> {
+fn rejected<T>(message: impl Into<String>) -> DfResult<T> {
     Err(datafusion::common::DataFusionError::External(Box::new(
-        FlinkRejects(message),
+        FlinkRejects(message.into()),
     )))
 }
 
@@ -205,9 +205,7 @@ fn pattern_variables(pattern: &sql::MatchRecognizePattern) -> DfResult<Vec<Patte
         }
         let optional = min == 0 && max == Some(1);
         if !greedy && optional {
-            return rejected(format!(
-                "Reluctant optional variables are not supported yet."
-            ));
+            return rejected("Reluctant optional variables are not supported yet.");
         }
         if out.iter().any(|v| v.name == name) {
             return rejected(format!(
@@ -225,10 +223,10 @@ fn pattern_variables(pattern: &sql::MatchRecognizePattern) -> DfResult<Vec<Patte
         // Flink marks a quantifier greedy only where it has a choice to make.
         let optional = last.min == 0 && last.max == Some(1);
         if last.greedy && !optional && last.max != Some(last.min) {
-            return rejected(format!(
+            return rejected(
                 "Greedy quantifiers are not allowed as the last element of a Pattern yet. \
-                 Finish your pattern with either a simple variable or reluctant quantifier."
-            ));
+                 Finish your pattern with either a simple variable or reluctant quantifier.",
+            );
         }
     }
     Ok(out)
@@ -508,9 +506,9 @@ impl PrimitiveRewriter<'_> {
                         let offset = exprs.get(1).map_or(Some(1), |e| int_literal(e));
                         match (exprs.first(), offset) {
                             (Some(arg), Some(0)) => self.navigation(arg, false, 0).map(Some),
-                            _ => rejected(format!(
-                                "Flink does not support physical offsets within partition."
-                            )),
+                            _ => rejected(
+                                "Flink does not support physical offsets within partition.",
+                            ),
                         }
                     }
                     "MATCH_ROWTIME" if exprs.is_empty() => {
@@ -590,11 +588,11 @@ struct Planned {
 
 /// The `WITHIN` clause of the `MATCH_RECOGNIZE` whose `DEFINE` starts at `define`: the last
 /// one before it, after the clause's measures.
-fn within_of<'a>(
-    withins: &'a [MatchWithin],
+fn within_of(
+    withins: &[MatchWithin],
     after: Option<riffle_sql::span::Location>,
     define: riffle_sql::span::Location,
-) -> Option<&'a MatchWithin> {
+) -> Option<&MatchWithin> {
     withins
         .iter()
         .filter(|w| w.span.end <= define && after.is_none_or(|a| a <= w.span.start))
@@ -628,7 +626,7 @@ impl FlinkRelations {
             return datafusion::common::internal_err!("not a MATCH_RECOGNIZE");
         };
         if matches!(rows_per_match, Some(sql::RowsPerMatch::AllRows(_))) {
-            return rejected(format!("All rows per match mode is not supported yet."));
+            return rejected("All rows per match mode is not supported yet.");
         }
         let input = context.plan(*table)?;
         let arrow: ArrowSchema = input.schema().as_arrow().clone();

@@ -436,7 +436,7 @@ fn pruning_id(skip: Skip, found: &Found) -> Result<Option<(EventId, bool)>, Runt
     let rows = || found.iter().map(|(_, e)| *e);
     let to_variable = |v: usize, first: bool| -> Result<Option<(EventId, bool)>, RuntimeError> {
         let mut of_v = found.iter().filter(|(var, _)| *var == v).map(|(_, e)| *e);
-        let at = if first { of_v.next() } else { of_v.last() };
+        let at = if first { of_v.next() } else { of_v.next_back() };
         let Some(at) = at else {
             return Err(RuntimeError::new(
                 "Could not skip to the variable of AFTER MATCH SKIP: no such element in the found match",
@@ -461,10 +461,13 @@ fn pruning_id(skip: Skip, found: &Found) -> Result<Option<(EventId, bool)>, Runt
 mod tests {
     use super::*;
 
-    /// Conditions over the values of a row sequence: `rules[v](value, values of the match)`.
+    /// A variable's condition: `rule(value, values the match took)`.
+    type Rule = Box<dyn Fn(i64, &[i64]) -> bool>;
+
+    /// Conditions over the values of a row sequence, one rule per variable.
     struct Rules<'a> {
         values: &'a [i64],
-        rules: Vec<Box<dyn Fn(i64, &[i64]) -> bool>>,
+        rules: Vec<Rule>,
     }
 
     impl Conditions for Rules<'_> {
