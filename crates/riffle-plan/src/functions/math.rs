@@ -21,6 +21,14 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
         // Flink computes LOG2 as ln(x) / ln(2) (not a dedicated log2).
         unary("log2", |x| x.ln() / 2f64.ln()),
         unary("sqrt", f64::sqrt),
+        unary("sinh", super::fdlibm::sinh),
+        unary("cosh", super::fdlibm::cosh),
+        unary("tanh", super::fdlibm::tanh),
+        // Flink computes COT as 1 / tan(x).
+        unary("cot", |x| 1.0 / x.tan()),
+        unary("asin", super::fdlibm::asin),
+        unary("acos", super::fdlibm::acos),
+        unary("atan", super::fdlibm::atan),
         RowFunction::new(
             "log",
             &[&[Double], &[Double, Double]],

@@ -9,15 +9,19 @@
 
 mod aggregate;
 mod cast;
+mod charset;
+mod clock;
 mod collection;
 mod convert;
 mod decimal;
 mod encoding;
 mod extremes;
+mod fdlibm;
 mod json;
 mod math;
 mod predicates;
 mod printf;
+mod random;
 mod regex;
 mod row;
 mod string;
@@ -95,6 +99,9 @@ fn riffle_functions() -> Vec<ScalarUDF> {
         .into_iter()
         .chain(regex::row_functions())
         .chain(encoding::row_functions())
+        .chain(charset::row_functions())
+        .chain(random::row_functions())
+        .chain(clock::row_functions())
         .chain(math::row_functions())
         .chain(temporal::row_functions())
         .chain(cast::row_functions())

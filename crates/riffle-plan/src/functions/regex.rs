@@ -1,5 +1,5 @@
 //! Flink's regular-expression functions (`REGEXP`, `REGEXP_REPLACE`, `REGEXP_EXTRACT`,
-//! `REGEXP_EXTRACT_ALL`, `REGEXP_COUNT`).
+//! `REGEXP_EXTRACT_ALL`, `REGEXP_COUNT`, `REGEXP_INSTR`, `REGEXP_SUBSTR`).
 //!
 //! Flink compiles Java patterns and answers NULL (or FALSE for `REGEXP`) when a pattern is
 //! invalid or a group index does not exist. Patterns the Rust engine cannot compile fail the
@@ -96,6 +96,21 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             let re = compile(text_of(&v[1]))?;
             let n = re.find_iter(text_of(&v[0])).count();
             Ok(ScalarValue::Int32(i32::try_from(n).ok()))
+        }),
+        // REGEXP_INSTR: the 1-based character position of the first match, 0 when none.
+        RowFunction::new("regexp_instr", &[&[Str, Str]], DataType::Int32, |v| {
+            let s = text_of(&v[0]);
+            let position = compile(text_of(&v[1]))?
+                .find(s)
+                .map_or(0, |m| s[..m.start()].chars().count() + 1);
+            Ok(ScalarValue::Int32(i32::try_from(position).ok()))
+        }),
+        // REGEXP_SUBSTR: the first match, NULL when none.
+        RowFunction::new("regexp_substr", &[&[Str, Str]], DataType::Utf8, |v| {
+            let re = compile(text_of(&v[1]))?;
+            Ok(string(
+                re.find(text_of(&v[0])).map(|m| m.as_str().to_string()),
+            ))
         }),
     ]
 }

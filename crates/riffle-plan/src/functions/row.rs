@@ -154,6 +154,13 @@ impl RowFunction {
         self
     }
 
+    /// The result differs between calls with the same arguments (random numbers, the clock):
+    /// never folded into a constant while planning nor shared between call sites.
+    pub(super) fn volatile(mut self) -> Self {
+        self.signature = Signature::user_defined(Volatility::Volatile);
+        self
+    }
+
     /// Accepts any number of further arguments of class `arg`.
     pub(super) fn variadic(mut self, arg: Arg) -> Self {
         self.rest = Some(arg);
@@ -286,7 +293,9 @@ impl ScalarUDFImpl for RowFunction {
                 ColumnarValue::Array(_) => None,
             })
             .collect();
-        if let Some(values) = scalars {
+        // A volatile function gives every row its own value.
+        let volatile = self.signature.volatility == Volatility::Volatile;
+        if let Some(values) = scalars.filter(|_| !volatile) {
             return Ok(ColumnarValue::Scalar(eval(&values)?));
         }
         let arrays = args

@@ -148,6 +148,11 @@ impl ScalarUDFImpl for StringFunction {
                     StringOp::Substr => {
                         let len = s.chars().count() as i64;
                         let pos = int(0).unwrap_or(1);
+                        // Flink: a negative length gives NULL, a start before the
+                        // beginning an empty string.
+                        if int(1).is_some_and(|l| l < 0) {
+                            return None;
+                        }
                         let start = if pos > 0 {
                             pos - 1
                         } else if pos < 0 {
@@ -160,7 +165,7 @@ impl ScalarUDFImpl for StringFunction {
                             None => len,
                         };
                         let (start, end) = (start.clamp(0, len), end.clamp(0, len));
-                        if end <= start {
+                        if end <= start || pos < -len {
                             String::new()
                         } else {
                             s.chars()

@@ -7,7 +7,10 @@
 //!   `ceil_time(t, 'HOUR')`;
 //! * `TIMESTAMP '2024-01-01 10:00:00.12'`: a literal's precision is its number of fraction
 //!   digits (here `TIMESTAMP(2)`), written as a cast to that type;
-//! * `1e10`: a number with an exponent is a `DOUBLE` literal, written as a cast.
+//! * `1e10`: a number with an exponent is a `DOUBLE` literal, written as a cast;
+//! * `LOCALTIMESTAMP` / `LOCALTIME` (without parentheses): calls, not column names;
+//! * `RAND(seed)` / `RAND_INTEGER(seed, bound)`: get their call site's number as a last
+//!   argument (see [`super::random`]).
 
 use std::ops::ControlFlow;
 
@@ -30,6 +33,10 @@ fn rewrite(e: &mut Expr) {
     match e {
         Expr::Function(f) => {
             let name = f.name.to_string().to_ascii_uppercase();
+            if name == "RAND" || name == "RAND_INTEGER" {
+                name_seeded_site(f, &name);
+                return;
+            }
             if name != "TIMESTAMPADD" && name != "TIMESTAMPDIFF" {
                 return;
             }
@@ -77,6 +84,13 @@ fn rewrite(e: &mut Expr) {
                 );
             }
         }
+        // Keywords the SQL parser reads as column names.
+        Expr::Identifier(id)
+            if id.quote_style.is_none()
+                && ["LOCALTIMESTAMP", "LOCALTIME"].contains(&id.value.to_ascii_uppercase().as_str()) =>
+        {
+            *e = call(&id.value.to_ascii_lowercase(), Vec::new());
+        }
         Expr::Value(v) if matches!(&v.value, Value::Number(n, _) if n.contains(['e', 'E'])) => {
             let number = std::mem::replace(e, Expr::value(Value::Null));
             *e = Expr::Cast {
@@ -89,6 +103,25 @@ fn rewrite(e: &mut Expr) {
         }
         _ => {}
     }
+}
+
+/// A seeded `RAND(seed)` / `RAND_INTEGER(seed, bound)` becomes a call of the seeded variant
+/// with a new call-site number last: each call site draws from its own generator.
+fn name_seeded_site(f: &mut ast::Function, name: &str) {
+    let FunctionArguments::List(list) = &mut f.args else {
+        return;
+    };
+    let (seeded_arity, seeded) = match name {
+        "RAND" => (1, super::random::SEEDED_RAND),
+        _ => (2, super::random::SEEDED_RAND_INTEGER),
+    };
+    if list.args.len() != seeded_arity {
+        return;
+    }
+    let site = Expr::value(Value::Number(super::random::next_site().to_string(), false));
+    list.args
+        .push(FunctionArg::Unnamed(FunctionArgExpr::Expr(site)));
+    f.name = ast::ObjectName::from(vec![ast::Ident::new(seeded)]);
 }
 
 fn string(s: &str) -> Expr {

@@ -656,6 +656,8 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
                 other => return exec_err!("EXTRACT of {other} is not supported"),
             })))
         }),
+        date_part("year", |y, _, _, _| y),
+        date_part("month", |_, m, _, _| i64::from(m)),
         date_part("quarter", |_, m, _, _| (i64::from(m) - 1) / 3 + 1),
         date_part("dayofmonth", |_, _, d, _| i64::from(d)),
         date_part("dayofyear", |y, _, _, day| {

@@ -93,6 +93,38 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             list_like(a, out)
         }),
         array_fn("array_slice", &[&[Any, Any], &[Any, Any, Any]], same, slice),
+        array_fn(
+            "array_sort",
+            &[&[Any], &[Any, Any], &[Any, Any, Any]],
+            same,
+            sort,
+        ),
+        array_fn("array_except", &[&[Any, Any]], same, |a, v| {
+            set_operation(a, &v[1], false)
+        }),
+        array_fn("array_intersect", &[&[Any, Any]], same, |a, v| {
+            set_operation(a, &v[1], true)
+        }),
+        RowFunction::new("map_union", &[&[Any]], DataType::Null, |v| {
+            let mut all = Vec::new();
+            for m in v {
+                match map_entries(m)? {
+                    Some(entries) => all.extend(entries),
+                    None => return Ok(null_like(&v[0])),
+                }
+            }
+            let (k, val) = map_types(&v[0].data_type());
+            let all = all
+                .into_iter()
+                .map(|(key, value)| Ok((key.cast_to(&k)?, value.cast_to(&val)?)))
+                .collect::<DfResult<Vec<_>>>()?;
+            // Flink puts every entry into a new java.util.HashMap: its iteration order.
+            let entries = hash_map_order(dedup_entries(all), crate::java_hash::DEFAULT_CAPACITY);
+            map_value(entries, &k, &val)
+        })
+        .variadic(Any)
+        .returning(same)
+        .lenient(),
         RowFunction::new("array_concat", &[&[Any]], DataType::Null, |v| {
             let mut out = Vec::new();
             for a in v {
@@ -363,6 +395,66 @@ fn slice(array: &ScalarValue, v: &[ScalarValue]) -> DfResult<ScalarValue> {
     } else {
         all[(start - 1) as usize..end as usize].to_vec()
     };
+    list_like(array, out)
+}
+
+/// `ARRAY_SORT(array [, ascending [, nulls_first]])`: ascending by default; NULLs come first
+/// when ascending and last when descending unless `nulls_first` says otherwise; a NULL flag
+/// gives NULL.
+fn sort(array: &ScalarValue, v: &[ScalarValue]) -> DfResult<ScalarValue> {
+    let flag = |i: usize, default: bool| match v.get(i) {
+        None => Some(Some(default)),
+        Some(ScalarValue::Boolean(b)) => Some(*b),
+        Some(ScalarValue::Null) => Some(None),
+        Some(_) => None,
+    };
+    let Some(ascending) = flag(1, true) else {
+        return exec_err!("ARRAY_SORT expects a BOOLEAN sort order");
+    };
+    let Some(ascending) = ascending else {
+        return Ok(null_like(array));
+    };
+    let Some(nulls_first) = flag(2, ascending) else {
+        return exec_err!("ARRAY_SORT expects a BOOLEAN nulls order");
+    };
+    let Some(nulls_first) = nulls_first else {
+        return Ok(null_like(array));
+    };
+    let mut out = items_of(array)?;
+    out.sort_by(|a, b| match (a.is_null(), b.is_null()) {
+        (true, true) => std::cmp::Ordering::Equal,
+        (true, false) if nulls_first => std::cmp::Ordering::Less,
+        (true, false) => std::cmp::Ordering::Greater,
+        (false, true) if nulls_first => std::cmp::Ordering::Greater,
+        (false, true) => std::cmp::Ordering::Less,
+        (false, false) => {
+            let order = a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal);
+            if ascending {
+                order
+            } else {
+                order.reverse()
+            }
+        }
+    });
+    list_like(array, out)
+}
+
+/// `ARRAY_INTERSECT` (`keep_common`) / `ARRAY_EXCEPT`: the distinct elements of `array`, in
+/// order, that are (not) in `other`; NULL elements are equal; a NULL `other` gives NULL.
+fn set_operation(array: &ScalarValue, other: &ScalarValue, keep_common: bool) -> DfResult<ScalarValue> {
+    let Some(others) = items(other)? else {
+        return Ok(null_like(array));
+    };
+    let others = others
+        .iter()
+        .map(|x| cast_like(x, array))
+        .collect::<DfResult<Vec<_>>>()?;
+    let mut out: Vec<ScalarValue> = Vec::new();
+    for x in items_of(array)? {
+        if others.contains(&x) == keep_common && !out.contains(&x) {
+            out.push(x);
+        }
+    }
     list_like(array, out)
 }
 
