@@ -12,9 +12,7 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
     vec![
         RowFunction::new("encode", &[&[Str, Str]], DataType::Binary, |v| {
             let charset = Charset::named(text(&v[1]).unwrap_or_default())?;
-            Ok(ScalarValue::Binary(
-                text(&v[0]).map(|s| charset.encode(s)),
-            ))
+            Ok(ScalarValue::Binary(text(&v[0]).map(|s| charset.encode(s))))
         }),
         RowFunction::new("decode", &[&[Any, Str]], DataType::Utf8, |v| {
             let charset = Charset::named(text(&v[1]).unwrap_or_default())?;
@@ -73,7 +71,11 @@ impl Charset {
     fn encode(self, s: &str) -> Vec<u8> {
         let narrow = |limit: u32| {
             s.chars()
-                .map(|c| u8::try_from(u32::from(c)).ok().filter(|b| u32::from(*b) <= limit))
+                .map(|c| {
+                    u8::try_from(u32::from(c))
+                        .ok()
+                        .filter(|b| u32::from(*b) <= limit)
+                })
                 .map(|b| b.unwrap_or(b'?'))
                 .collect()
         };
@@ -164,7 +166,12 @@ mod tests {
     #[test]
     fn charsets_round_trip_and_replace() {
         let s = "héllo €";
-        for c in [Charset::Utf8, Charset::Utf16, Charset::Utf16Be, Charset::Utf16Le] {
+        for c in [
+            Charset::Utf8,
+            Charset::Utf16,
+            Charset::Utf16Be,
+            Charset::Utf16Le,
+        ] {
             assert_eq!(c.decode(&c.encode(s)), s, "{c:?}");
         }
         assert_eq!(Charset::Latin1.encode(s), b"h\xe9llo ?".to_vec());

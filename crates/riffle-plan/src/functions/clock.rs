@@ -59,7 +59,9 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             DataType::Time32(TimeUnit::Millisecond),
             |_, cx| {
                 let ms = cx.zone.to_local(now_ms()).rem_euclid(MS_PER_DAY);
-                Ok(ScalarValue::Time32Millisecond(Some((ms / 1000 * 1000) as i32)))
+                Ok(ScalarValue::Time32Millisecond(Some(
+                    (ms / 1000 * 1000) as i32,
+                )))
             },
         )
         .alias("current_time")

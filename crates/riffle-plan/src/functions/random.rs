@@ -142,7 +142,10 @@ mod tests {
     fn follows_java_util_random() {
         // Flink's RAND_INTEGER(42, 100) and RAND(7) over the first rows.
         let mut r = JavaRandom::new(42);
-        assert_eq!([r.next_int(100), r.next_int(100), r.next_int(100)], [30, 63, 48]);
+        assert_eq!(
+            [r.next_int(100), r.next_int(100), r.next_int(100)],
+            [30, 63, 48]
+        );
         assert_eq!(JavaRandom::new(7).next_double(), 0.730_699_042_060_042_1);
         let mut r = JavaRandom::new(7);
         assert_eq!([r.next_int(10), r.next_int(1)], [6, 0]);

@@ -87,7 +87,8 @@ fn rewrite(e: &mut Expr) {
         // Keywords the SQL parser reads as column names.
         Expr::Identifier(id)
             if id.quote_style.is_none()
-                && ["LOCALTIMESTAMP", "LOCALTIME"].contains(&id.value.to_ascii_uppercase().as_str()) =>
+                && ["LOCALTIMESTAMP", "LOCALTIME"]
+                    .contains(&id.value.to_ascii_uppercase().as_str()) =>
         {
             *e = call(&id.value.to_ascii_lowercase(), Vec::new());
         }

@@ -441,7 +441,11 @@ fn sort(array: &ScalarValue, v: &[ScalarValue]) -> DfResult<ScalarValue> {
 
 /// `ARRAY_INTERSECT` (`keep_common`) / `ARRAY_EXCEPT`: the distinct elements of `array`, in
 /// order, that are (not) in `other`; NULL elements are equal; a NULL `other` gives NULL.
-fn set_operation(array: &ScalarValue, other: &ScalarValue, keep_common: bool) -> DfResult<ScalarValue> {
+fn set_operation(
+    array: &ScalarValue,
+    other: &ScalarValue,
+    keep_common: bool,
+) -> DfResult<ScalarValue> {
     let Some(others) = items(other)? else {
         return Ok(null_like(array));
     };
