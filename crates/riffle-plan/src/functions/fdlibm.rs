@@ -3,6 +3,9 @@
 //! with fdlibm's own `exp` and `expm1`: the platform's versions round some results differently
 //! in the last place (`exp(1)` among them).
 
+// The constants are written digit for digit as in fdlibm, so they can be checked against it.
+#![allow(clippy::excessive_precision, clippy::approx_constant)]
+
 /// The high 32 bits of `x`.
 fn high(x: f64) -> u32 {
     (x.to_bits() >> 32) as u32
