@@ -97,9 +97,9 @@ fn add_option(sql: &str, table: &str, option: &str) -> String {
 }
 
 /// A job reading `sink`'s topic back: the sink's persisted columns, primary key and format
-/// options, as a bounded source from the earliest offset. An upsert topic is read message by
-/// message (the rocketmq source does not read upsert changelogs); the comparison then takes the
-/// last row per primary key, and a delete (a message without body) holds no row.
+/// options, as a bounded source from the earliest offset. A table with a primary key is read as
+/// the upsert changelog the sink wrote (a tombstone deletes its key); the comparison then takes
+/// the final table.
 fn read_back_sql(sink: &TableDef, topic: &str) -> String {
     let mut columns: Vec<String> = sink
         .columns
@@ -107,11 +107,13 @@ fn read_back_sql(sink: &TableDef, topic: &str) -> String {
         .filter(|c| matches!(c.kind, ColumnRole::Physical))
         .map(|c| format!("`{}` {}", c.name, c.data_type))
         .collect();
+    let mut options = Vec::new();
     if !sink.primary_key.is_empty() {
         let keys: Vec<String> = sink.primary_key.iter().map(|k| format!("`{k}`")).collect();
         columns.push(format!("PRIMARY KEY ({}) NOT ENFORCED", keys.join(", ")));
+        options.push(("riffle.changelog-mode".to_string(), "upsert".to_string()));
     }
-    let mut options = vec![
+    options.extend([
         ("connector".to_string(), "rocketmq".to_string()),
         ("rocketmq.source.topic".to_string(), topic.to_string()),
         (
@@ -119,7 +121,7 @@ fn read_back_sql(sink: &TableDef, topic: &str) -> String {
             "earliest".to_string(),
         ),
         ("scan.bounded.mode".to_string(), "latest-offset".to_string()),
-    ];
+    ]);
     const FORMAT_KEYS: [&str; 2] = ["format", "value.format"];
     for (k, v) in &sink.options {
         let format_option = FORMAT_KEYS.contains(&k.as_str())
@@ -139,6 +141,52 @@ fn read_back_sql(sink: &TableDef, topic: &str) -> String {
         columns.join(",\n  "),
         with.join(",\n  ")
     )
+}
+
+/// Writes the records of an upsert topic into the embedded store of `work`, laid out as
+/// Riffle's rocketmq sink writes an upsert changelog: the case's input holds them as the Debezium
+/// events the Flink side reads (`migrate_run_cases.py`, `upsert_events`): an insert event's
+/// `after` is a message body keyed by its primary key, a delete event's `before` (the key only)
+/// a tombstone — the key without a body. The message key is the key column's value as text,
+/// several key columns one JSON array of their texts.
+fn produce_upsert(work: &Path, topic: &str, table: &TableDef, events: &str) -> Result<(), String> {
+    let text = |v: &serde_json::Value| match v {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    };
+    let mut messages = Vec::new();
+    for line in events.lines().filter(|l| !l.trim().is_empty()) {
+        let event: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+        let (row, body) = match event["op"].as_str() {
+            Some("c") => (&event["after"], event["after"].to_string().into_bytes()),
+            Some("d") => (&event["before"], Vec::new()),
+            other => return Err(format!("unexpected event kind {other:?} in `{line}`")),
+        };
+        let keys: Vec<Option<String>> = table
+            .primary_key
+            .iter()
+            .map(|k| text(&row[k.as_str()]))
+            .collect();
+        let mut message = riffle_store::Message::new(body);
+        message.keys = match keys.as_slice() {
+            [single] => single.iter().cloned().collect(),
+            several => {
+                let array = several
+                    .iter()
+                    .map(|k| k.clone().map_or(serde_json::Value::Null, serde_json::Value::String))
+                    .collect();
+                vec![serde_json::Value::Array(array).to_string()]
+            }
+        };
+        messages.push(message);
+    }
+    let store = riffle_store::Store::open(work.join(".riffle"), Default::default())
+        .map_err(|e| e.to_string())?;
+    store
+        .append_batch(topic, 0, &messages)
+        .map_err(|e| e.to_string())?;
+    store.close().map_err(|e| e.to_string())
 }
 
 fn printed_rows(out: &Output) -> Vec<String> {
@@ -194,6 +242,12 @@ fn run_job(job: &str, case: &Case) -> Outcome {
                 std::fs::write(&input, rows).expect("input file");
                 let created = riffle(work, &["topic", "create", topic, "--queues", "1"]);
                 assert!(created.status.success(), "{job}: {}", stderr_of(&created));
+                sql = add_option(&sql, &name, "'scan.bounded.mode' = 'latest-offset'");
+                if table.option("riffle.changelog-mode") == Some("upsert") {
+                    produce_upsert(work, topic, &table, rows)
+                        .unwrap_or_else(|e| panic!("{job}: producing `{name}`: {e}"));
+                    continue;
+                }
                 let raw = table
                     .option("format")
                     .or(table.option("value.format"))
@@ -205,7 +259,6 @@ fn run_job(job: &str, case: &Case) -> Outcome {
                 }
                 let produced = riffle(work, &args);
                 assert!(produced.status.success(), "{job}: {}", stderr_of(&produced));
-                sql = add_option(&sql, &name, "'scan.bounded.mode' = 'latest-offset'");
             }
             None => sinks.push(table),
         }
@@ -215,6 +268,17 @@ fn run_job(job: &str, case: &Case) -> Outcome {
     for (k, v) in case.effective_config() {
         args.push("--set".into());
         args.push(format!("{k}={v}"));
+    }
+    // The Flink side loads the fixture functions with `USING JAR`; the migrated job names only
+    // the class, found through `pipeline.jars` as a Flink deployment would ship the jar.
+    if case.sql.contains("${udf_jar}") {
+        let inputs = work.join("case-inputs");
+        std::fs::create_dir_all(&inputs).expect("inputs directory");
+        let paths = case
+            .write_inputs(&inputs)
+            .unwrap_or_else(|e| panic!("{job}: {e}"));
+        args.push("--set".into());
+        args.push(format!("pipeline.jars={}", paths["udf_jar"]));
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let ran = riffle(work, &args);

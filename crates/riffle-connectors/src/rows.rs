@@ -132,6 +132,32 @@ impl RowDecoder {
         Ok(decoded)
     }
 
+    /// Appends a row holding only key columns: `keys[i]` is the text of column `i` (`None`:
+    /// not a key column, or a NULL key value), every other column is NULL. An upsert tombstone
+    /// carries its key this way (the text as a key's value is written, e.g. `42`).
+    pub fn append_key_row(
+        &mut self,
+        keys: &[Option<&str>],
+        location: &dyn Fn() -> String,
+    ) -> Result<()> {
+        for (i, builder) in self.builders.iter_mut().enumerate() {
+            let Some(text) = keys.get(i).copied().flatten() else {
+                builder.append_null();
+                continue;
+            };
+            builder.append_text(text, CSV_TIMESTAMP_STYLE).map_err(|e| {
+                ConnectorError::new(format!(
+                    "message key '{text}' of table '{}' at {}: field '{}': {e}",
+                    self.table,
+                    location(),
+                    self.schema.field(i).name()
+                ))
+            })?;
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
     fn csv_record(
         &mut self,
         record: &str,

@@ -95,6 +95,9 @@ pub fn describe(op: &Operator) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        OperatorKind::ChangelogNormalize { keys } => {
+            format!("ChangelogNormalize(key=[{}])", columns(op, keys))
+        }
         OperatorKind::Join { spec } => format!("Join({})", describe_join(spec)),
         OperatorKind::IntervalJoin {
             spec, lower, upper, ..

@@ -266,6 +266,14 @@ pub enum OperatorKind {
     Rank(crate::rank::RankSpec),
     /// `MATCH_RECOGNIZE`: pattern matching per partition in event-time order.
     MatchRecognize(crate::match_recognize::MatchSpec),
+    /// Normalizes an upsert changelog (or a CDC changelog that may repeat events) into a
+    /// retract changelog keyed by the table's primary key (Flink's `ChangelogNormalize`): keeps
+    /// the last row per key, drops repeats of it, emits `-U`/`+U` per change and `-D` of the
+    /// kept row for a delete.
+    ChangelogNormalize {
+        /// Primary key columns.
+        keys: Vec<usize>,
+    },
     /// Unbounded (updating) aggregation per key: emits `+I`, then `-U`/`+U` per change.
     GroupAggregate {
         /// Group key columns.

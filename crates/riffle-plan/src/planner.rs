@@ -748,11 +748,23 @@ impl Planner {
                 )]
             })?,
         };
+        let cdc_events_duplicate = match self.config.get("table.exec.source.cdc-events-duplicate")
+        {
+            None => false,
+            Some(v) => v.trim().parse::<bool>().map_err(|_| {
+                vec![Diagnostic::error(
+                    PLAN_ERROR,
+                    format!("invalid value for 'table.exec.source.cdc-events-duplicate': '{v}'"),
+                    Span::default(),
+                )]
+            })?,
+        };
         let mut builder = GraphBuilder {
             session: &self.session,
             catalog: &self.catalog,
             parallelism,
             interval_ms,
+            cdc_events_duplicate,
             operators: Vec::new(),
             edges: Vec::new(),
             span: Span::default(),
@@ -1503,6 +1515,8 @@ struct GraphBuilder<'a> {
     catalog: &'a Catalog,
     parallelism: usize,
     interval_ms: i64,
+    /// `table.exec.source.cdc-events-duplicate`: CDC sources get a `ChangelogNormalize`.
+    cdc_events_duplicate: bool,
     operators: Vec<Operator>,
     edges: Vec<Edge>,
     /// Statement being translated (for diagnostics).
@@ -2049,7 +2063,7 @@ impl GraphBuilder<'_> {
                 rowtime: false,
             })
             .collect();
-        let changelog = format_changelog(&table.connector);
+        let changelog = source_changelog(&table.connector);
         let mut node = self.add(
             OperatorKind::Source {
                 connector: table.connector.clone(),
@@ -2116,7 +2130,51 @@ impl GraphBuilder<'_> {
                 &[(&node, Partitioning::Forward)],
             );
         }
-        Ok(node)
+        self.normalize_changelog(table, node)
+    }
+
+    /// Adds Flink's `ChangelogNormalize` after the scan of an upsert source, and of a CDC
+    /// source when `table.exec.source.cdc-events-duplicate` says its events may repeat: keyed
+    /// by the primary key, it turns the changes into a retract changelog without repeats.
+    fn normalize_changelog(&mut self, table: &TableInfo, node: Node) -> PlanResult<Node> {
+        let needed = match node.changelog {
+            ChangelogMode::Upsert => true,
+            ChangelogMode::Retract => self.cdc_events_duplicate,
+            ChangelogMode::InsertOnly => false,
+        };
+        if !needed {
+            return Ok(node);
+        }
+        let name = &table.name;
+        if table.connector.primary_key.is_empty() {
+            let message = if node.changelog == ChangelogMode::Upsert {
+                format!("table '{name}' is read as an upsert changelog, which requires a PRIMARY KEY constraint (the key of its messages)")
+            } else {
+                format!("Configuration 'table.exec.source.cdc-events-duplicate' is enabled which requires the changelog sources to define a PRIMARY KEY. However, table '{name}' doesn't have a primary key.")
+            };
+            return Err(plan_error(message, table.span));
+        }
+        let keys = table
+            .connector
+            .primary_key
+            .iter()
+            .map(|k| {
+                node.fields.iter().position(|f| &f.name == k).ok_or_else(|| {
+                    plan_error(
+                        format!("primary key column '{k}' is not a column of table '{name}'"),
+                        table.span,
+                    )
+                })
+            })
+            .collect::<PlanResult<Vec<usize>>>()?;
+        let fields = node.fields.clone();
+        Ok(self.add(
+            OperatorKind::ChangelogNormalize { keys: keys.clone() },
+            self.parallelism,
+            fields,
+            ChangelogMode::Retract,
+            &[(&node, Partitioning::Hash(keys))],
+        ))
     }
 
     /// Rewrites column references of a DataFusion expression to the input node's column names.
@@ -2798,6 +2856,24 @@ impl UniqueNames {
         }
     }
 }
+
+/// The kinds of change a source table produces: an upsert changelog when it declares one
+/// (`'riffle.changelog-mode' = 'upsert'`, what `riffle migrate` writes for upsert-kafka), else
+/// what its format carries.
+fn source_changelog(connector: &ConnectorSpec) -> ChangelogMode {
+    let upsert = connector
+        .options
+        .get(UPSERT_OPTION)
+        .is_some_and(|v| v.eq_ignore_ascii_case("upsert"));
+    if upsert {
+        ChangelogMode::Upsert
+    } else {
+        format_changelog(connector)
+    }
+}
+
+/// The option declaring a table an upsert changelog (see the rocketmq connector's data).
+const UPSERT_OPTION: &str = "riffle.changelog-mode";
 
 /// The kinds of change a table's `format` (or `value.format`) carries: Flink's changelog
 /// formats (`debezium-json`, `canal-json`, ...) hold updates and deletes, so a source reading

@@ -203,7 +203,7 @@ pub struct RocketMqOptions {
     /// Whether key columns are also written into the body.
     pub keys_in_body: bool,
     /// `riffle.changelog-mode = 'upsert'`: the topic is an upsert changelog keyed by the
-    /// primary key (sinks only).
+    /// primary key.
     pub upsert_changelog: bool,
     /// `EXACTLY_ONCE` delivery: without checkpointing the sink publishes its rows only when its
     /// input ends (with checkpointing every rocketmq sink publishes per completed checkpoint).
@@ -325,7 +325,7 @@ pub fn normalize(
         })
         .unwrap_or_default();
     let keys_in_body = reader.bool("keys-in-body", false)?;
-    let upsert_changelog = reader.upsert_changelog(role)?;
+    let upsert_changelog = reader.upsert_changelog()?;
     let exactly_once = reader.exactly_once()?;
     reader.finish()?;
     Ok(RocketMqOptions {
@@ -581,9 +581,9 @@ impl Meanings<'_> {
         parse_date_time(&given.value).ok_or_else(|| self.invalid(given, "'yyyy-MM-dd HH:mm:ss'"))
     }
 
-    /// Whether the table declares an upsert changelog. A sink writes one (keyed by the primary
-    /// key); a source cannot read one yet and fails rather than read every message as an insert.
-    fn upsert_changelog(&mut self, role: Role) -> Result<bool> {
+    /// Whether the table declares an upsert changelog: a sink writes one (keyed by the primary
+    /// key), a source reads one (a message replaces its key's row, an empty body deletes it).
+    fn upsert_changelog(&mut self) -> Result<bool> {
         let Some(g) = self.take("changelog-mode") else {
             return Ok(false);
         };
@@ -593,13 +593,7 @@ impl Meanings<'_> {
         if !g.value.eq_ignore_ascii_case("upsert") {
             return Err(self.invalid(&g, "'insert-only' or 'upsert'"));
         }
-        match role {
-            Role::Sink => Ok(true),
-            Role::Source => Err(ConnectorError::new(format!(
-                "unsupported feature: reading rocketmq table '{}' as an upsert changelog ('{}' = '{}'); Riffle's rocketmq source reads every message as an insert",
-                self.table, g.key, g.value
-            ))),
-        }
+        Ok(true)
     }
 
     /// Whether the sink delivers exactly once (`AT_LEAST_ONCE` and `NONE` need nothing: a sink
@@ -876,12 +870,11 @@ mod tests {
             ("riffle.changelog-mode", "upsert"),
         ];
         assert!(read(&upsert, Role::Sink).unwrap().upsert_changelog);
-        let err = read(&upsert, Role::Source).unwrap_err();
-        assert!(
-            err.message.contains("as an upsert changelog"),
-            "{}",
-            err.message
-        );
+        let upsert_source = [
+            ("rocketmq.source.topic", "t"),
+            ("riffle.changelog-mode", "upsert"),
+        ];
+        assert!(read(&upsert_source, Role::Source).unwrap().upsert_changelog);
         let err = read(
             &[
                 ("rocketmq.sink.topic", "t"),

@@ -60,7 +60,11 @@ pub fn open_source(
         }
     }
     let physical = Arc::new(Schema::new(physical_fields));
-    let body = Body::new(&opts, physical)?;
+    let body = if opts.upsert_changelog {
+        Body::Upsert(UpsertBody::new(spec, &opts, physical)?)
+    } else {
+        Body::new(&opts, physical)?
+    };
     let store = open_topics(&opts)?;
     let queues = store
         .topic_config(&opts.topic)
@@ -153,6 +157,118 @@ enum Body {
     Text(RowDecoder),
     Changelog(ChangelogDecoder),
     Raw(RawDecoder),
+    Upsert(UpsertBody),
+}
+
+/// Reads a topic as an upsert changelog keyed by the primary key (Flink's upsert-kafka source;
+/// `'riffle.changelog-mode' = 'upsert'`): a message with a body is an insert of the row it holds,
+/// a message without body (a tombstone) a delete of its key, whose columns come from the message
+/// key as the rocketmq sink writes it (the key's value, several key columns as one JSON array of
+/// their texts). The planner normalizes the changes per key (`ChangelogNormalize`).
+struct UpsertBody {
+    rows: RowDecoder,
+    /// Physical column index of each primary key column.
+    key_columns: Vec<usize>,
+    width: usize,
+    kinds: Vec<RowKind>,
+}
+
+impl UpsertBody {
+    fn new(spec: &ConnectorSpec, opts: &RocketMqOptions, physical: SchemaRef) -> Result<Self> {
+        let BodyFormat::Text(format) = &opts.body else {
+            return Err(ConnectorError::new(format!(
+                "rocketmq table '{}' is read as an upsert changelog ('riffle.changelog-mode' = 'upsert'), which needs a format that holds rows ('json' or 'csv')",
+                opts.table
+            )));
+        };
+        if spec.primary_key.is_empty() {
+            return Err(ConnectorError::new(format!(
+                "rocketmq table '{}' is read as an upsert changelog ('riffle.changelog-mode' = 'upsert'), which needs a PRIMARY KEY (the key of its messages)",
+                opts.table
+            )));
+        }
+        let key_columns = spec
+            .primary_key
+            .iter()
+            .map(|k| {
+                physical.index_of(k).map_err(|_| {
+                    ConnectorError::new(format!(
+                        "primary key column '{k}' of rocketmq table '{}' is not a physical column",
+                        opts.table
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            width: physical.fields().len(),
+            rows: RowDecoder::new(&opts.table, physical, format.clone())?,
+            key_columns,
+            kinds: Vec::new(),
+        })
+    }
+
+    /// Decodes one message; returns the number of rows it produced.
+    fn decode(&mut self, message: &StoredMessage, location: &dyn Fn() -> String) -> Result<usize> {
+        let body = &message.message.body;
+        if body.is_empty() {
+            let texts = self.key_texts(message, location)?;
+            let mut keys: Vec<Option<&str>> = vec![None; self.width];
+            for (column, text) in self.key_columns.iter().zip(&texts) {
+                keys[*column] = text.as_deref();
+            }
+            self.rows.append_key_row(&keys, location)?;
+            self.kinds.push(RowKind::Delete);
+            return Ok(1);
+        }
+        let text = String::from_utf8_lossy(body);
+        let mut rows = 0;
+        for line in text.split('\n').map(|l| l.trim_end_matches('\r')) {
+            if !line.trim().is_empty() && self.rows.decode(line, location)? {
+                self.kinds.push(RowKind::Insert);
+                rows += 1;
+            }
+        }
+        Ok(rows)
+    }
+
+    /// The text of each key column in a message's key (`None`: NULL).
+    fn key_texts(
+        &self,
+        message: &StoredMessage,
+        location: &dyn Fn() -> String,
+    ) -> Result<Vec<Option<String>>> {
+        let Some(key) = message.message.keys.first() else {
+            return Ok(vec![None; self.key_columns.len()]);
+        };
+        if self.key_columns.len() == 1 {
+            return Ok(vec![Some(key.clone())]);
+        }
+        let invalid = || {
+            ConnectorError::new(format!(
+                "message key '{key}' at {} is not a JSON array of {} key values",
+                location(),
+                self.key_columns.len()
+            ))
+        };
+        let values: Vec<serde_json::Value> = serde_json::from_str(key).map_err(|_| invalid())?;
+        if values.len() != self.key_columns.len() {
+            return Err(invalid());
+        }
+        values
+            .into_iter()
+            .map(|v| match v {
+                serde_json::Value::Null => Ok(None),
+                serde_json::Value::String(s) => Ok(Some(s)),
+                _ => Err(invalid()),
+            })
+            .collect()
+    }
+
+    fn finish(&mut self) -> Result<DecodedColumns> {
+        let batch = self.rows.flush()?;
+        let kinds: Arc<[RowKind]> = std::mem::take(&mut self.kinds).into();
+        Ok((batch.columns().to_vec(), Some(kinds)))
+    }
 }
 
 impl Body {
@@ -186,6 +302,7 @@ impl Body {
                 decoder.decode(body, &location)?;
                 Ok(1)
             }
+            Body::Upsert(upsert) => upsert.decode(message, &location),
             // An empty body is a tombstone (a deleted key): it holds no row.
             Body::Changelog(_) if body.is_empty() => Ok(0),
             Body::Changelog(decoder) => decoder.decode(&String::from_utf8_lossy(body), &location),
@@ -216,6 +333,7 @@ impl Body {
                 (changes.batch.columns().to_vec(), changes.kinds)
             }
             Body::Raw(decoder) => (decoder.flush()?.columns().to_vec(), None),
+            Body::Upsert(upsert) => upsert.finish()?,
         })
     }
 
@@ -223,6 +341,7 @@ impl Body {
         match self {
             Body::Text(decoder) => decoder.report_ignored(),
             Body::Changelog(decoder) => decoder.report_ignored(),
+            Body::Upsert(upsert) => upsert.rows.report_ignored(),
             Body::Raw(_) => {}
         }
     }

@@ -35,8 +35,14 @@ pub struct UpsertLayout {
     pub changelog_option: String,
     /// Its upsert value.
     pub changelog_value: String,
-    /// Why an upsert-kafka table the job reads is left for a human.
-    pub source_reason: String,
+    /// What the report says of the option on a table the job writes.
+    pub sink_note: String,
+    /// What the report says of it on a table the job reads.
+    pub source_note: String,
+    /// The start position of a source (upsert-kafka always reads its topic from the start).
+    pub source_startup: String,
+    /// Why the start position is added.
+    pub source_startup_note: String,
 }
 
 /// How Kafka's record key options (rules with [`RuleAction::MessageKey`]) become RocketMQ

@@ -243,6 +243,9 @@ pub fn create(
         OperatorKind::GroupAggregate { keys, aggregates } => Box::new(
             aggregate::GroupAggregate::new(keys, aggregates, &input, schema, state)?,
         ),
+        OperatorKind::ChangelogNormalize { keys } => {
+            rank::changelog_normalize(keys, &input, schema)?
+        }
         OperatorKind::Join { .. }
         | OperatorKind::IntervalJoin { .. }
         | OperatorKind::TemporalJoin { .. }

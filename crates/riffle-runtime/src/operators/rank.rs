@@ -52,6 +52,7 @@ pub(super) fn create(
         }),
         RankStrategy::ProcTimeDedup { keep_last } => Box::new(ProcTimeDedup {
             keep_last,
+            on_changelog: false,
             partitions: KeyedState::new(&spec.partition, &types)?,
             rows: ScalarCodec::new(&types)?,
             width,
@@ -322,10 +323,38 @@ impl StreamOperator for TopNRank {
     }
 }
 
+/// Builds Flink's `ChangelogNormalize` over an upsert (or duplicating CDC) changelog keyed by
+/// `keys`: keep-last deduplication on processing time over a changelog input, as Flink runs it.
+pub(super) fn changelog_normalize(
+    keys: &[usize],
+    input: &SchemaRef,
+    schema: SchemaRef,
+) -> Result<Box<dyn StreamOperator>, RuntimeError> {
+    let types: Vec<DataType> = input
+        .fields()
+        .iter()
+        .map(|f| f.data_type().clone())
+        .collect();
+    Ok(Box::new(ProcTimeDedup {
+        keep_last: true,
+        on_changelog: true,
+        partitions: KeyedState::new(keys, &types)?,
+        rows: ScalarCodec::new(&types)?,
+        width: types.len(),
+        schema,
+    }))
+}
+
 /// Deduplication on processing time: the first row of each key (`+I`), or the last one
 /// (`+I`, then `-U` of the previous row and `+U` of the new one for every later row).
+///
+/// Over a changelog (`on_changelog`, Flink's `ChangelogNormalize`) it keeps the last row of each
+/// key: an insert or update-after equal to the kept row emits nothing, a different one `-U`/`+U`
+/// (or `+I` for a new key), and a delete or update-before emits `-D` of the kept row (which is
+/// complete where an upsert tombstone carries only the key) and forgets the key.
 struct ProcTimeDedup {
     keep_last: bool,
+    on_changelog: bool,
     partitions: KeyedState<Vec<ScalarValue>>,
     /// Encodes kept rows (for checkpoints).
     rows: ScalarCodec,
@@ -370,6 +399,10 @@ impl StreamOperator for ProcTimeDedup {
         for row in 0..batch.num_rows() {
             let key = keys.row(row).owned();
             let values = key_values(&batch.batch, &all, row)?;
+            if self.on_changelog {
+                self.normalize(batch.kind(row), key, values, &mut emitted);
+                continue;
+            }
             match self.partitions.get_mut(&key) {
                 None => {
                     push_ranked(&mut emitted, RowKind::Insert, &values, 1);
@@ -384,6 +417,37 @@ impl StreamOperator for ProcTimeDedup {
             }
         }
         emitted.emit(&self.schema, out)
+    }
+}
+
+impl ProcTimeDedup {
+    /// One change of a changelog input (Flink's `processLastRowOnChangelog`, without state TTL).
+    fn normalize(
+        &mut self,
+        kind: RowKind,
+        key: OwnedRow,
+        values: Vec<ScalarValue>,
+        emitted: &mut RowsOut,
+    ) {
+        match kind {
+            RowKind::Insert | RowKind::UpdateAfter => match self.partitions.get_mut(&key) {
+                None => {
+                    push_ranked(emitted, RowKind::Insert, &values, 1);
+                    self.partitions.get_or_insert_with(&key, || values);
+                }
+                Some(previous) if *previous == values => {}
+                Some(previous) => {
+                    push_ranked(emitted, RowKind::UpdateBefore, previous, 1);
+                    push_ranked(emitted, RowKind::UpdateAfter, &values, 1);
+                    *previous = values;
+                }
+            },
+            RowKind::Delete | RowKind::UpdateBefore => {
+                if let Some(previous) = self.partitions.remove(&key) {
+                    push_ranked(emitted, RowKind::Delete, &previous, 1);
+                }
+            }
+        }
     }
 }
 
@@ -821,6 +885,38 @@ mod tests {
             ],
         );
         assert_eq!(got, ["+I a 50 1", "+I a 65 1", "-D a 50 2", "+I a 80 1"]);
+    }
+
+    #[test]
+    fn changelog_normalize_drops_repeats_and_deletes_the_kept_row() {
+        let (input, output) = schemas();
+        let mut op = changelog_normalize(&[0], &input, output).expect("operator");
+        let got = run(
+            op.as_mut(),
+            &[
+                (I, "a", 1, 0),
+                (I, "a", 1, 0),
+                (RowKind::UpdateAfter, "a", 2, 0),
+                (I, "b", 7, 0),
+                // A tombstone carries the key only: the kept row is deleted.
+                (RowKind::Delete, "a", 0, 0),
+                (RowKind::Delete, "a", 0, 0),
+                (RowKind::UpdateBefore, "b", 7, 0),
+                (I, "a", 3, 0),
+            ],
+        );
+        assert_eq!(
+            got,
+            [
+                "+I a 1 1",
+                "-U a 1 1",
+                "+U a 2 1",
+                "+I b 7 1",
+                "-D a 2 1",
+                "-D b 7 1",
+                "+I a 3 1",
+            ]
+        );
     }
 
     #[test]

@@ -429,6 +429,11 @@ fn kafka_to_rocketmq_options(
             upsert.changelog_option.clone(),
             upsert.changelog_value.clone(),
         );
+        let note = if roles.contains(&Role::Source) {
+            &upsert.source_note
+        } else {
+            &upsert.sink_note
+        };
         log.change(
             "connector.upsert-kafka",
             job.table.name_span,
@@ -436,17 +441,19 @@ fn kafka_to_rocketmq_options(
                 "added '{}' = '{}'",
                 upsert.changelog_option, upsert.changelog_value
             ),
-            Some("upsert-kafka keys records by the primary key; Riffle's rocketmq sink writes the upsert changelog keyed by the primary key".to_string()),
+            Some(note.clone()),
         );
-        if roles.contains(&Role::Source) {
-            log.manual(
+        let startup = riffle_dialects::connector("rocketmq").and_then(|schema| {
+            m.rocketmq
+                .current_option(schema, "startup-mode", Role::Source)
+        });
+        if let Some(startup) = startup.filter(|o| roles.contains(&Role::Source) && !edit.has(&o.key)) {
+            edit.append(startup.key.clone(), upsert.source_startup.clone());
+            log.change(
                 "connector.upsert-kafka",
                 job.table.name_span,
-                format!(
-                    "upsert-kafka table `{}` read by the job",
-                    super::tables::simple_name(&job.table.name)
-                ),
-                upsert.source_reason.clone(),
+                format!("added '{}' = '{}'", startup.key, upsert.source_startup),
+                Some(upsert.source_startup_note.clone()),
             );
         }
     }

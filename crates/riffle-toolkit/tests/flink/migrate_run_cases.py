@@ -25,11 +25,14 @@ The swap, the only change made to the original job:
     comment saying why), as conformance cases do;
   * the rows: `migrate-inputs/<job>/<table>.<ext>`, else `migrate-inputs/<table>.<ext>` (shared
     by jobs over the same topic, e.g. Nexmark's events) — `.jsonl` for JSON, `.csv` for CSV, ...
+  * an upsert-kafka source becomes a filesystem table in `debezium-json` over events standing for
+    its records (`upsert_events`), with `table.exec.source.cdc-events-duplicate` = true so that
+    Flink normalizes them by the primary key as it normalizes upsert-kafka's changelog;
   * a `CREATE FUNCTION` naming a class of `fixtures/udf/java` gets `USING JAR '${udf_jar}'`.
 
 A job whose original meaning depends on something a file cannot stand for gets no case; instead
 `migrate-run/NOT_COMPARABLE` lists it with the reason (Kafka metadata columns, topic patterns,
-start positions other than earliest/group offsets, upsert-kafka or Avro sources, filesystem sinks,
+start positions other than earliest/group offsets, Avro sources, filesystem sinks,
 processing time, Java functions whose class is not in the repository).
 """
 
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.machinery
+import json
 import importlib.util
 import re
 import sys
@@ -59,6 +63,8 @@ WHOLE_TOPIC_STARTS = {None, "earliest-offset", "group-offsets"}
 INPUT_EXTENSIONS = {"json": "jsonl", "csv": "csv", "debezium-json": "jsonl", "canal-json": "jsonl", "raw": "txt"}
 # Kafka options that are not the format's (dropped by the swap).
 FORMAT_PREFIXES = ("json.", "csv.", "debezium-json.", "canal-json.", "raw.")
+# Makes Flink normalize the stand-in of an upsert-kafka source by its primary key.
+UPSERT_CONFIG = "table.exec.source.cdc-events-duplicate"
 
 
 CREATE_FUNCTION = re.compile(r"(?is)^CREATE\s+(?:TEMPORARY\s+)?(?:SYSTEM\s+)?FUNCTION\s+.*?\bAS\s+'([^']+)'")
@@ -72,11 +78,35 @@ def fmt_of(t: flink.TableDef) -> str:
     return t.option("value.format") or t.option("format") or t.option("format.type") or ""
 
 
+def upsert_events(t: flink.TableDef, job: str) -> str:
+    """The Debezium events standing for the messages of an upsert-kafka topic.
+
+    `migrate-inputs/<job>/<table>.upsert.jsonl` holds the topic's records, one per line, as
+    `{"key": {<key columns>}, "value": {<row>} | null}` (key and value in the JSON formats the
+    table names). A record with a value becomes an insert event of that row, a tombstone a delete
+    event of a row holding only the key — the changes upsert-kafka's source emits ([I] per value,
+    [D] with the key per tombstone) — and `table.exec.source.cdc-events-duplicate` makes Flink
+    normalize them by the primary key (ChangelogNormalize), as it does for upsert-kafka.
+    """
+    path = INPUTS / job / f"{t.name}.upsert.jsonl"
+    if not path.exists():
+        raise SystemExit(f"{job}: no records for upsert source `{t.name}` (write {path})")
+    events = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        if record.get("value") is None:
+            event = {"before": record["key"], "after": None, "op": "d"}
+        else:
+            event = {"before": None, "after": record["value"], "op": "c"}
+        events.append(json.dumps(event, separators=(",", ":")))
+    return "".join(e + "\n" for e in events)
+
+
 def source_table(t: flink.TableDef, job: str) -> tuple[flink.TableDef, str, str]:
     """The filesystem stand-in of a Kafka source table, with its input name and rows."""
     conn = flink.connector_of(t)
-    if conn == "upsert-kafka":
-        raise NotComparable(f"`{t.name}` is an upsert-kafka source (a changelog keyed by the record key)")
     meta = [m.group(1) for c in t.columns or [] if (m := re.search(r"(?i)\bMETADATA(?:\s+FROM\s+'([^']*)')?", c))]
     if meta:
         keys = ", ".join(k or "(column name)" for k in meta)
@@ -87,6 +117,11 @@ def source_table(t: flink.TableDef, job: str) -> tuple[flink.TableDef, str, str]
     if start not in WHOLE_TOPIC_STARTS:
         raise NotComparable(f"`{t.name}` starts at '{start}', not at the beginning of the topic")
     fmt = fmt_of(t)
+    if conn == "upsert-kafka":
+        if fmt != "json":
+            raise NotComparable(f"`{t.name}` is an upsert-kafka source in format '{fmt}' (the stand-in reads JSON records)")
+        opts = [("connector", "filesystem"), ("path", f"${{{t.name}}}"), ("format", "debezium-json")]
+        return flink.TableDef(t.name, t.head, t.columns, t.middle, opts, t.like), t.name, upsert_events(t, job)
     if fmt not in INPUT_EXTENSIONS:
         raise NotComparable(f"`{t.name}` has format '{fmt}', which a filesystem table cannot read here")
     opts = [("connector", "filesystem"), ("path", f"${{{t.name}}}"), ("format", fmt)]
@@ -138,6 +173,8 @@ def case_text(path: Path) -> str:
                 keyed |= flink.connector_of(t) == "blackhole"
                 stmt = sink_table(t).render()
             elif flink.connector_of(t) in KAFKA_CONNECTORS | {"upsert-kafka"}:
+                if flink.connector_of(t) == "upsert-kafka":
+                    config.append(f"{UPSERT_CONFIG} = true")
                 t, name, rows = source_table(t, job)
                 inputs[name] = rows
                 stmt = t.render()
