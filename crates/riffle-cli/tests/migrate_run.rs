@@ -174,7 +174,10 @@ fn produce_upsert(work: &Path, topic: &str, table: &TableDef, events: &str) -> R
             several => {
                 let array = several
                     .iter()
-                    .map(|k| k.clone().map_or(serde_json::Value::Null, serde_json::Value::String))
+                    .map(|k| {
+                        k.clone()
+                            .map_or(serde_json::Value::Null, serde_json::Value::String)
+                    })
                     .collect();
                 vec![serde_json::Value::Array(array).to_string()]
             }
@@ -263,23 +266,24 @@ fn run_job(job: &str, case: &Case) -> Outcome {
             None => sinks.push(table),
         }
     }
-    std::fs::write(work.join("job.sql"), &sql).expect("job file");
-    let mut args = vec!["run".to_string(), "job.sql".to_string()];
-    for (k, v) in case.effective_config() {
-        args.push("--set".into());
-        args.push(format!("{k}={v}"));
-    }
     // The Flink side loads the fixture functions with `USING JAR`; the migrated job names only
-    // the class, found through `pipeline.jars` as a Flink deployment would ship the jar.
+    // the class, so the job file starts by naming the jar in `pipeline.jars`, as a deployment
+    // that ships the jar does.
     if case.sql.contains("${udf_jar}") {
         let inputs = work.join("case-inputs");
         std::fs::create_dir_all(&inputs).expect("inputs directory");
         let paths = case
             .write_inputs(&inputs)
             .unwrap_or_else(|e| panic!("{job}: {e}"));
-        args.push("--set".into());
-        args.push(format!("pipeline.jars={}", paths["udf_jar"]));
+        sql = format!("SET 'pipeline.jars' = '{}';\n{sql}", paths["udf_jar"]);
     }
+    std::fs::write(work.join("job.sql"), &sql).expect("job file");
+    let mut args = vec!["run".to_string(), "job.sql".to_string()];
+    for (k, v) in case.effective_config() {
+        args.push("--set".into());
+        args.push(format!("{k}={v}"));
+    }
+
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let ran = riffle(work, &args);
     let expected = case

@@ -145,14 +145,16 @@ impl RowDecoder {
                 builder.append_null();
                 continue;
             };
-            builder.append_text(text, CSV_TIMESTAMP_STYLE).map_err(|e| {
-                ConnectorError::new(format!(
-                    "message key '{text}' of table '{}' at {}: field '{}': {e}",
-                    self.table,
-                    location(),
-                    self.schema.field(i).name()
-                ))
-            })?;
+            builder
+                .append_text(text, CSV_TIMESTAMP_STYLE)
+                .map_err(|e| {
+                    ConnectorError::new(format!(
+                        "message key '{text}' of table '{}' at {}: field '{}': {e}",
+                        self.table,
+                        location(),
+                        self.schema.field(i).name()
+                    ))
+                })?;
         }
         self.rows += 1;
         Ok(())

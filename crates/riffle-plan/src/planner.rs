@@ -748,8 +748,7 @@ impl Planner {
                 )]
             })?,
         };
-        let cdc_events_duplicate = match self.config.get("table.exec.source.cdc-events-duplicate")
-        {
+        let cdc_events_duplicate = match self.config.get("table.exec.source.cdc-events-duplicate") {
             None => false,
             Some(v) => v.trim().parse::<bool>().map_err(|_| {
                 vec![Diagnostic::error(
@@ -2159,12 +2158,15 @@ impl GraphBuilder<'_> {
             .primary_key
             .iter()
             .map(|k| {
-                node.fields.iter().position(|f| &f.name == k).ok_or_else(|| {
-                    plan_error(
-                        format!("primary key column '{k}' is not a column of table '{name}'"),
-                        table.span,
-                    )
-                })
+                node.fields
+                    .iter()
+                    .position(|f| &f.name == k)
+                    .ok_or_else(|| {
+                        plan_error(
+                            format!("primary key column '{k}' is not a column of table '{name}'"),
+                            table.span,
+                        )
+                    })
             })
             .collect::<PlanResult<Vec<usize>>>()?;
         let fields = node.fields.clone();

@@ -447,7 +447,9 @@ fn kafka_to_rocketmq_options(
             m.rocketmq
                 .current_option(schema, "startup-mode", Role::Source)
         });
-        if let Some(startup) = startup.filter(|o| roles.contains(&Role::Source) && !edit.has(&o.key)) {
+        if let Some(startup) =
+            startup.filter(|o| roles.contains(&Role::Source) && !edit.has(&o.key))
+        {
             edit.append(startup.key.clone(), upsert.source_startup.clone());
             log.change(
                 "connector.upsert-kafka",
