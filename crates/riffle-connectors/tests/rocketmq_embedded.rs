@@ -429,7 +429,12 @@ fn an_upsert_changelog_source_reads_what_the_sink_wrote() {
         vec![
             Arc::new(StringArray::from(vec!["eu", "eu", "us", "eu"])) as ArrayRef,
             Arc::new(arrow::array::Int64Array::from(vec![1, 2, 1, 1])),
-            Arc::new(StringArray::from(vec![Some("a"), Some("b"), None, Some("a")])),
+            Arc::new(StringArray::from(vec![
+                Some("a"),
+                Some("b"),
+                None,
+                Some("a"),
+            ])),
         ],
     )
     .unwrap();

@@ -268,8 +268,8 @@ pub enum OperatorKind {
     MatchRecognize(crate::match_recognize::MatchSpec),
     /// Normalizes an upsert changelog (or a CDC changelog that may repeat events) into a
     /// retract changelog keyed by the table's primary key (Flink's `ChangelogNormalize`): keeps
-    /// the last row per key, drops repeats of it, emits `-U`/`+U` per change and `-D` of the
-    /// kept row for a delete.
+    /// the last row per key, drops repeats of it and update-before rows, emits `-U`/`+U` per
+    /// change and `-D` of the kept row for a delete.
     ChangelogNormalize {
         /// Primary key columns.
         keys: Vec<usize>,

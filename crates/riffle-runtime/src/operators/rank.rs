@@ -350,8 +350,9 @@ pub(super) fn changelog_normalize(
 ///
 /// Over a changelog (`on_changelog`, Flink's `ChangelogNormalize`) it keeps the last row of each
 /// key: an insert or update-after equal to the kept row emits nothing, a different one `-U`/`+U`
-/// (or `+I` for a new key), and a delete or update-before emits `-D` of the kept row (which is
-/// complete where an upsert tombstone carries only the key) and forgets the key.
+/// (or `+I` for a new key), a delete emits `-D` of the kept row (which is complete where an
+/// upsert tombstone carries only the key) and forgets the key, and update-before rows are
+/// dropped.
 struct ProcTimeDedup {
     keep_last: bool,
     on_changelog: bool,
@@ -421,7 +422,8 @@ impl StreamOperator for ProcTimeDedup {
 }
 
 impl ProcTimeDedup {
-    /// One change of a changelog input (Flink's `processLastRowOnChangelog`, without state TTL).
+    /// One change of a changelog input (Flink's `DropUpdateBefore` then
+    /// `processLastRowOnChangelog`, without state TTL).
     fn normalize(
         &mut self,
         kind: RowKind,
@@ -442,11 +444,14 @@ impl ProcTimeDedup {
                     *previous = values;
                 }
             },
-            RowKind::Delete | RowKind::UpdateBefore => {
+            RowKind::Delete => {
                 if let Some(previous) = self.partitions.remove(&key) {
                     push_ranked(emitted, RowKind::Delete, &previous, 1);
                 }
             }
+            // Flink drops update-before rows ahead of the normalization (`DropUpdateBefore`):
+            // the update-after that follows replaces the key's row.
+            RowKind::UpdateBefore => {}
         }
     }
 }
@@ -901,13 +906,16 @@ mod tests {
                 // A tombstone carries the key only: the kept row is deleted.
                 (RowKind::Delete, "a", 0, 0),
                 (RowKind::Delete, "a", 0, 0),
+                // A repeated CDC update: its update-before is dropped, its update-after equals
+                // the kept row.
                 (RowKind::UpdateBefore, "b", 7, 0),
+                (RowKind::UpdateAfter, "b", 7, 0),
                 (I, "a", 3, 0),
             ],
         );
         assert_eq!(
             got,
-            ["+I a 1 1", "-U a 1 1", "+U a 2 1", "+I b 7 1", "-D a 2 1", "-D b 7 1", "+I a 3 1",]
+            ["+I a 1 1", "-U a 1 1", "+U a 2 1", "+I b 7 1", "-D a 2 1", "+I a 3 1"]
         );
     }
 
