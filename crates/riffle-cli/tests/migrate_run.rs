@@ -192,6 +192,48 @@ fn produce_upsert(work: &Path, topic: &str, table: &TableDef, events: &str) -> R
     store.close().map_err(|e| e.to_string())
 }
 
+/// A job reading the files a filesystem sink wrote into `dir`: the sink's columns, partition
+/// keys and options (its format options among them), as a filesystem source.
+fn read_files_sql(sink: &TableDef, dir: &Path) -> String {
+    let columns: Vec<String> = sink
+        .columns
+        .iter()
+        .filter(|c| matches!(c.kind, ColumnRole::Physical))
+        .map(|c| format!("`{}` {}", c.name, c.data_type))
+        .collect();
+    let partitioned = if sink.partition_keys.is_empty() {
+        String::new()
+    } else {
+        let keys: Vec<String> = sink
+            .partition_keys
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect();
+        format!(" PARTITIONED BY ({})", keys.join(", "))
+    };
+    let format_prefix = |k: &str| {
+        k == "format"
+            || sink
+                .option("format")
+                .is_some_and(|f| k.starts_with(&format!("{f}.")))
+    };
+    let mut options = vec![
+        "'connector' = 'filesystem'".to_string(),
+        format!("'path' = '{}'", dir.display()),
+    ];
+    options.extend(
+        sink.options
+            .iter()
+            .filter(|(k, _)| format_prefix(k))
+            .map(|(k, v)| format!("'{k}' = '{}'", v.replace('\'', "''"))),
+    );
+    format!(
+        "CREATE TABLE read_back (\n  {}\n){partitioned} WITH (\n  {}\n);\nSELECT * FROM read_back;\n",
+        columns.join(",\n  "),
+        options.join(",\n  ")
+    )
+}
+
 fn printed_rows(out: &Output) -> Vec<String> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -224,7 +266,18 @@ fn run_job(job: &str, case: &Case) -> Outcome {
         .collect();
     let mut sql = migrated.replace("'connector' = 'blackhole'", "'connector' = 'print'");
     let mut sinks = Vec::new();
+    let mut file_sinks = Vec::new();
     for table in tables(&migrated) {
+        if table.connector.name.as_deref() == Some("filesystem") {
+            // A filesystem sink writes into the work directory instead of its path (a path on
+            // the machine it was written for), and its files are read back below.
+            if let Some(path) = table.option("path") {
+                let dir = work.join(format!("files-{}", table.path.name.to_lowercase()));
+                sql = sql.replace(&format!("'{path}'"), &format!("'{}'", dir.display()));
+                file_sinks.push((table.clone(), dir));
+            }
+            continue;
+        }
         if table.connector.name.as_deref() != Some("rocketmq") {
             continue;
         }
@@ -310,6 +363,21 @@ fn run_job(job: &str, case: &Case) -> Outcome {
         let read = riffle(work, &["run", "read_back.sql"]);
         if !read.status.success() {
             return RiffleFails(format!("reading back {topic}: {}", stderr_of(&read)));
+        }
+        rows.extend(printed_rows(&read));
+    }
+    for (sink, dir) in &file_sinks {
+        if !dir.exists() {
+            continue; // nothing was written
+        }
+        std::fs::write(work.join("read_back.sql"), read_files_sql(sink, dir)).expect("file");
+        let read = riffle(work, &["run", "read_back.sql"]);
+        if !read.status.success() {
+            return RiffleFails(format!(
+                "reading back {}: {}",
+                dir.display(),
+                stderr_of(&read)
+            ));
         }
         rows.extend(printed_rows(&read));
     }

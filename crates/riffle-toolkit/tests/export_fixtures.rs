@@ -213,6 +213,34 @@ fn embedded_store_tables_get_the_cluster_or_are_reported() {
         .any(|m| m.message.contains("nameServerAddress")));
 }
 
+/// An upsert-kafka source migrates to a rocketmq upsert changelog read from the earliest
+/// offset, and exports back to upsert-kafka, which always reads from there (no startup mode).
+#[test]
+fn upsert_sources_round_trip_through_kafka() {
+    let job = fixture("kafka/upsert_account_tier_counts.sql");
+    let migrated = migrate_job(&job, &MigrateOptions::default());
+    assert!(migrated.manual.is_empty(), "{:?}", migrated.manual);
+    assert!(migrated
+        .output
+        .contains("'rocketmq.source.startup.scan.mode' = 'earliest'"));
+    let riffle_job = JobSource {
+        path: job.path.clone(),
+        text: migrated.output,
+    };
+    let exported = export_job(&riffle_job, &options("2.3", SinkConnector::Kafka));
+    let accounts = exported
+        .changes
+        .output
+        .split("CREATE TABLE")
+        .find(|t| t.trim_start().starts_with("accounts"))
+        .unwrap_or_default();
+    assert!(
+        accounts.contains("'connector' = 'upsert-kafka'"),
+        "{accounts}"
+    );
+    assert!(!accounts.contains("startup"), "{accounts}");
+}
+
 /// The rocketmq tables and the Flink releases a rocketmq-flink release runs on.
 #[test]
 fn flink_2_has_no_rocketmq_flink_release() {

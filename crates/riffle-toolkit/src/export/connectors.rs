@@ -408,6 +408,16 @@ fn to_kafka(
             );
             continue;
         }
+        if upsert && canonical == "startup-mode" && value == upsert_layout.source_startup {
+            edit.delete(i);
+            log.change(
+                code(&key),
+                span,
+                format!("removed '{key}'"),
+                Some("upsert-kafka always reads its topic from the earliest offset".to_string()),
+            );
+            continue;
+        }
         let Some(rule) = m.to_kafka(&canonical) else {
             edit.leave(i);
             log.manual(

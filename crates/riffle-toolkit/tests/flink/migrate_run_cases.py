@@ -18,8 +18,9 @@ The swap, the only change made to the original job:
     reading input `<table>` with the same format and format options (`value.format` /
     `value.<fmt>.*` become `format` / `<fmt>.*`); Kafka-only options go, as a file has no topic,
     group or partitions;
-  * every table the job writes (Kafka topics, and blackhole) becomes a `print` table with the same
-    columns and primary key, so the oracle captures the rows; a table with a primary key is compared
+  * every table the job writes (Kafka topics, blackhole, and files: the rows the files hold)
+    becomes a `print` table with the same columns and primary key, so the oracle captures the
+    rows; a table with a primary key is compared
     as the final table (`compare = final`), which is what an upsert topic holds, and so is the
     result a blackhole discarded; `migrate-inputs/<job>/options` adds harness options (with a
     comment saying why), as conformance cases do;
@@ -107,21 +108,28 @@ def upsert_events(t: flink.TableDef, job: str) -> str:
 def source_table(t: flink.TableDef, job: str) -> tuple[flink.TableDef, str, str]:
     """The filesystem stand-in of a Kafka source table, with its input name and rows."""
     conn = flink.connector_of(t)
+    fmt = fmt_of(t)
     meta = [m.group(1) for c in t.columns or [] if (m := re.search(r"(?i)\bMETADATA(?:\s+FROM\s+'([^']*)')?", c))]
     if meta:
         keys = ", ".join(k or "(column name)" for k in meta)
+        if all(k and k.startswith("value.") for k in meta):
+            # Flink's filesystem connector exposes no format metadata (only file metadata).
+            raise NotComparable(f"`{t.name}` reads metadata of its '{fmt}' format ({keys}), which Flink's filesystem tables do not expose")
         raise NotComparable(f"`{t.name}` reads metadata columns ({keys}) that a file does not carry")
     if t.option("topic-pattern") is not None or ";" in (t.option("topic") or ""):
         raise NotComparable(f"`{t.name}` reads a topic pattern or several topics")
     start = t.option("scan.startup.mode") or t.option("connector.startup-mode")
+    if start == "specific-offsets":
+        raise NotComparable(f"`{t.name}` starts at given offsets of each Kafka partition ('specific-offsets'), which name no position in a file (nor a RocketMQ queue offset: migrate leaves them for a human)")
     if start not in WHOLE_TOPIC_STARTS:
         raise NotComparable(f"`{t.name}` starts at '{start}', not at the beginning of the topic")
-    fmt = fmt_of(t)
     if conn == "upsert-kafka":
         if fmt != "json":
             raise NotComparable(f"`{t.name}` is an upsert-kafka source in format '{fmt}' (the stand-in reads JSON records)")
         opts = [("connector", "filesystem"), ("path", f"${{{t.name}}}"), ("format", "debezium-json")]
         return flink.TableDef(t.name, t.head, t.columns, t.middle, opts, t.like), t.name, upsert_events(t, job)
+    if fmt == "avro-confluent":
+        raise NotComparable(f"`{t.name}` has format 'avro-confluent': its records name their schema in a Confluent schema registry (none is reachable here), and Riffle has no Avro format")
     if fmt not in INPUT_EXTENSIONS:
         raise NotComparable(f"`{t.name}` has format '{fmt}', which a filesystem table cannot read here")
     opts = [("connector", "filesystem"), ("path", f"${{{t.name}}}"), ("format", fmt)]
@@ -140,9 +148,9 @@ def source_table(t: flink.TableDef, job: str) -> tuple[flink.TableDef, str, str]
 
 
 def sink_table(t: flink.TableDef) -> flink.TableDef:
-    """The print stand-in of a table the job writes."""
+    """The print stand-in of a table the job writes (a filesystem sink's files hold its rows)."""
     conn = flink.connector_of(t)
-    if conn not in KAFKA_CONNECTORS | {"upsert-kafka", "blackhole"}:
+    if conn not in KAFKA_CONNECTORS | {"upsert-kafka", "blackhole", "filesystem"}:
         raise NotComparable(f"`{t.name}` is a {conn} sink, not a topic")
     if any(flink.METADATA_COL.match(c) for c in t.columns or []):
         raise NotComparable(f"`{t.name}` writes Kafka record metadata")
