@@ -47,6 +47,8 @@ pub struct ClusterJob {
     print_target: PrintTarget,
     /// The store of the shuffle topics, open while the job runs.
     store: Arc<Store>,
+    /// The units this process runs now.
+    running: std::sync::Mutex<Vec<UnitId>>,
 }
 
 /// A unit running in this process.
@@ -88,6 +90,7 @@ impl ClusterJob {
             checkpoint_root,
             print_target,
             store,
+            running: std::sync::Mutex::new(Vec::new()),
         };
         job.write_plan_file()?;
         Ok(job)
@@ -166,6 +169,17 @@ impl ClusterJob {
 
     fn finished_mark(&self, unit: UnitId) -> PathBuf {
         self.cluster_dir().join(format!("{unit}.finished"))
+    }
+
+    /// The units this process runs now (started and not yet ended).
+    pub fn running(&self) -> Vec<UnitId> {
+        self.running.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    fn set_running(&self, running: &BTreeMap<UnitId, Running>) {
+        if let Ok(mut r) = self.running.lock() {
+            *r = running.keys().copied().collect();
+        }
     }
 
     /// Whether `unit` has finished its bounded input (in any process).
@@ -273,11 +287,14 @@ impl ClusterJob {
                     .and_then(|r| r);
                 if let Err(e) = outcome {
                     stop_all(&mut running).await;
+                    self.set_running(&running);
                     return Err(e);
                 }
             }
+            self.set_running(&running);
             if stop.is_stopped() {
                 stop_all(&mut running).await;
+                self.set_running(&running);
                 return Ok(());
             }
             if units.iter().all(|u| self.is_finished(*u)) {
@@ -320,6 +337,7 @@ impl ClusterJob {
                     running.insert(*unit, self.start(*unit, lock)?);
                 }
             }
+            self.set_running(&running);
             tokio::time::sleep(POLL).await;
         }
     }

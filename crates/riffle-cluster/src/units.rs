@@ -51,25 +51,69 @@ impl UnitId {
     }
 }
 
-/// Gives a rocketmq source without a consumer group the job's id as its group: its offsets
-/// are then committed when a unit's checkpoint completes, which `riffle job status` reads as
-/// the queue's consumed position.
-fn with_group(connector: &mut ConnectorSpec, job: &str) -> Result<(), ClusterError> {
-    if connector.connector != riffle_connectors::rocketmq::options::CONNECTOR {
+/// The consumer group of a rocketmq source of a unit: the table's own, or a group private to
+/// the source operator (`<job>-source-<operator>`). A unit that starts without a checkpoint of
+/// its own starts from its group's committed offsets, so no other source operator may commit
+/// to that group: two INSERTs of a statement set reading one table are two source operators
+/// over the same queues, and with a shared group the one that starts later would skip what
+/// the other had already consumed. Offsets are committed when a unit's checkpoint completes;
+/// `riffle job status` reads them as the queue's consumed position.
+fn with_group(
+    graph: &JobGraph,
+    operator: usize,
+    connector: &mut ConnectorSpec,
+    job: &str,
+) -> Result<(), ClusterError> {
+    let Some(opts) = rocketmq_source(connector)? else {
         return Ok(());
+    };
+    match opts.group {
+        None => {
+            connector.options.insert(
+                "rocketmq.source.group".to_string(),
+                source_group(job, operator),
+            );
+        }
+        Some(group) if !opts.startup_explicit => {
+            let sharing = graph
+                .operators
+                .iter()
+                .filter(|op| op.id != operator)
+                .filter_map(|op| match &op.kind {
+                    OperatorKind::Source { connector } => rocketmq_source(connector).ok().flatten(),
+                    _ => None,
+                })
+                .any(|other| other.topic == opts.topic && other.group.as_deref() == Some(&group));
+            if sharing {
+                return Err(ClusterError::new(format!(
+                    "unsupported feature: `--group` with several sources of topic '{}' in consumer group '{group}' (table '{}' is read more than once): each would start from the offsets the others committed; drop the table's consumer group (each source then gets its own) or give every reading its own table",
+                    opts.topic, connector.table
+                )));
+            }
+        }
+        Some(_) => {}
+    }
+    Ok(())
+}
+
+/// The consumer group of source operator `operator` of job `job` when its table names none.
+pub fn source_group(job: &str, operator: usize) -> String {
+    format!("{job}-source-{operator}")
+}
+
+/// The options of a rocketmq source (`None` for other connectors).
+fn rocketmq_source(
+    connector: &ConnectorSpec,
+) -> Result<Option<riffle_connectors::rocketmq::options::RocketMqOptions>, ClusterError> {
+    if connector.connector != riffle_connectors::rocketmq::options::CONNECTOR {
+        return Ok(None);
     }
     let mut options = riffle_connectors::options::Options::new(connector);
-    let opts = riffle_connectors::rocketmq::options::normalize(
+    Ok(Some(riffle_connectors::rocketmq::options::normalize(
         connector,
         riffle_connectors::rocketmq::options::Role::Source,
         &mut options,
-    )?;
-    if opts.group.is_none() {
-        connector
-            .options
-            .insert("rocketmq.source.group".to_string(), job.to_string());
-    }
-    Ok(())
+    )?))
 }
 
 impl StagePlan {
@@ -132,7 +176,7 @@ impl StagePlan {
             copy.id = id;
             copy.parallelism = 1;
             if let OperatorKind::Source { connector } = &mut copy.kind {
-                with_group(connector, &self.job)?;
+                with_group(graph, *op, connector, &self.job)?;
             }
             operators.push(copy);
         }

@@ -260,16 +260,68 @@ fn join_and_aggregation_over_units_equal_the_single_run() {
     assert_eq!(single, upserted(dir.path(), "units_regions"));
 }
 
-/// Units move between members while the job runs: member A starts alone, B joins (A hands
-/// half of its units over), then A stops in the middle of its work and leaves (B takes the
-/// rest and resumes them from their checkpoints). The result equals the single run.
+/// `yyyy-MM-dd HH:mm:ss` (UTC) of epoch seconds `secs`.
+fn utc_date_time(secs: i64) -> String {
+    // Howard Hinnant's civil-from-days.
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}
+
+/// The newest completed checkpoint of `unit` of job `job` under `checkpoints`.
+fn newest_checkpoint(checkpoints: &Path, job: &str, unit: riffle_cluster::UnitId) -> u64 {
+    std::fs::read_dir(checkpoints.join(unit.job_id(job)))
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.path().join("_metadata").is_file())
+                .filter_map(|e| e.file_name().to_str()?.strip_prefix("chk-")?.parse().ok())
+                .max()
+                .unwrap_or(0)
+        })
+        .unwrap_or(0)
+}
+
+/// Waits (polling) until `ready` holds; fails the test after two minutes.
+async fn until(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !ready() {
+        assert!(std::time::Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Units move between members while the job runs: member A starts alone, B joins once A
+/// checkpointed (A hands half of its units over), A stops and leaves once B checkpointed
+/// units of its own (B takes the rest and resumes them from their checkpoints). The result
+/// equals the single run. The job cannot outrun these steps: its sources read up to a stop
+/// time, and end only at the messages the test appends after the last step.
 #[test]
 fn units_move_between_members_exactly_once() {
     use riffle_cluster::StoreGroup;
-    use std::time::Duration;
 
     let dir = tempfile::tempdir().expect("tempdir");
-    let orders: Vec<(String, String)> = (0..80_000)
+    let orders: Vec<(String, String)> = (0..20_000)
         .map(|i| {
             let customer = format!("c{}", (i * 7) % 200);
             let body = format!(
@@ -289,41 +341,76 @@ fn units_move_between_members_exactly_once() {
     produce(dir.path(), "jcustomers", 2, &customers);
     run_single(&join_sql(dir.path(), "single_moves"));
 
-    let mut graph =
-        riffle_plan::plan_sql(&join_sql(dir.path(), "moved")).unwrap_or_else(|d| panic!("{d:?}"));
+    // Every input message is older than the stop time; the sources wait for one after it.
+    let stop_secs = now_millis() / 1000 + 2;
+    let sql = join_sql(dir.path(), "moved").replace(
+        "'scan.bounded.mode' = 'latest-offset'",
+        &format!(
+            "'rocketmq.source.stop.offset.timestamp' = '{}'",
+            utc_date_time(stop_secs)
+        ),
+    );
+    let mut graph = riffle_plan::plan_sql(&sql).unwrap_or_else(|d| panic!("{d:?}"));
+    let checkpoints = dir.path().join("checkpoints");
     graph
         .config
         .insert("execution.checkpointing.interval".into(), "100 ms".into());
     graph.config.insert(
         "execution.checkpointing.dir".into(),
-        dir.path().join("checkpoints").display().to_string(),
+        checkpoints.display().to_string(),
     );
     let a = ClusterJob::new(&graph, "moves", PrintTarget::Stdout).expect("split");
     let b = ClusterJob::new(&graph, "moves", PrintTarget::Stdout).expect("split");
     let units = a.plan.units();
     let group_a = StoreGroup::join(a.store(), "moves", "g").expect("join a");
     let (stop_a, stop_b) = (StopHandle::default(), StopHandle::default());
-    let all_finished = |job: &ClusterJob| units.iter().all(|u| job.is_finished(*u));
+    let newest = |u| newest_checkpoint(&checkpoints, "moves", u);
     runtime().block_on(async {
         let run_a = async {
             a.run(&group_a, &stop_a).await.expect("member a");
             drop(group_a);
         };
         let run_b = async {
-            tokio::time::sleep(Duration::from_millis(1000)).await;
-            assert!(!all_finished(&b), "the job ended before b joined");
+            until("a checkpointed", || units.iter().any(|u| newest(*u) > 0)).await;
             let group_b = StoreGroup::join(b.store(), "moves", "g").expect("join b");
             let control = async {
-                tokio::time::sleep(Duration::from_millis(1000)).await;
-                assert!(!all_finished(&b), "the job ended before a left");
+                // b resumed a unit it took over and checkpointed it.
+                let mut first_seen: BTreeMap<riffle_cluster::UnitId, u64> = BTreeMap::new();
+                until("b checkpointed a unit it took over", || {
+                    b.running().into_iter().any(|u| {
+                        let now = newest(u);
+                        now > *first_seen.entry(u).or_insert(now)
+                    })
+                })
+                .await;
+                assert!(
+                    !a.running().is_empty() && a.running().len() < units.len(),
+                    "{:?}",
+                    a.running()
+                );
                 stop_a.stop();
+                until("a left", || {
+                    riffle_cluster::Membership::assignment(&group_b, &units)
+                        .is_ok_and(|s| s.members.len() == 1)
+                })
+                .await;
+                // Now the sources may end: a message after the stop time in every queue.
+                let wait = (stop_secs * 1000 + 1 - now_millis()).max(0) as u64;
+                tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+                let s = store(dir.path());
+                for (topic, queues) in [("jorders", 3), ("jcustomers", 2)] {
+                    for q in 0..queues {
+                        s.append_batch(topic, q, &[Message::new("{}")])
+                            .expect("append the end");
+                    }
+                }
             };
             let (result, ()) = tokio::join!(b.run(&group_b, &stop_b), control);
             result.expect("member b");
         };
         tokio::join!(run_a, run_b);
     });
-    assert!(all_finished(&b));
+    assert!(units.iter().all(|u| b.is_finished(*u)));
     let single = upserted(dir.path(), "single_moves");
     assert_eq!(single.len(), 6);
     assert_eq!(single, upserted(dir.path(), "moved"));
@@ -408,4 +495,121 @@ fn units_resume_from_their_state_topics_without_local_checkpoints() {
     run_units(&join_sql(dir.path(), "from_state"), "state", &checkpoints);
     let single = upserted(dir.path(), "single_state");
     assert_eq!(single, upserted(dir.path(), "from_state"));
+}
+
+fn two_readings_sql(dir: &Path, prefix: &str) -> String {
+    let d = dir.display();
+    format!(
+        "SET 'parallelism.default' = '2';
+CREATE TABLE orders (order_id BIGINT, customer STRING, amount INT)
+WITH ('connector' = 'rocketmq', 'rocketmq.source.topic' = 'torders', 'riffle.store.dir' = '{d}',
+  'rocketmq.source.startup.scan.mode' = 'earliest', 'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json');
+CREATE TABLE per_customer (customer STRING, orders BIGINT, total BIGINT,
+  PRIMARY KEY (customer) NOT ENFORCED)
+WITH ('connector' = 'rocketmq', 'rocketmq.sink.topic' = '{prefix}_customers',
+  'riffle.store.dir' = '{d}', 'format' = 'json');
+CREATE TABLE biggest (customer STRING, amount INT, PRIMARY KEY (customer) NOT ENFORCED)
+WITH ('connector' = 'rocketmq', 'rocketmq.sink.topic' = '{prefix}_biggest',
+  'riffle.store.dir' = '{d}', 'format' = 'json');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO per_customer SELECT customer, COUNT(*), SUM(CAST(amount AS BIGINT))
+  FROM orders GROUP BY customer;
+INSERT INTO biggest SELECT customer, MAX(amount) FROM orders GROUP BY customer;
+END;
+"
+    )
+}
+
+/// A group whose only member first runs just the units of one stage and, once they all
+/// finished, every unit: a unit of another stage then starts long after the first stage's
+/// units committed their offsets.
+struct OneStageFirst {
+    cluster_dir: std::path::PathBuf,
+    first: usize,
+}
+
+impl riffle_cluster::Membership for OneStageFirst {
+    fn name(&self) -> &str {
+        "one-stage-first"
+    }
+
+    fn assignment(
+        &self,
+        units: &[riffle_cluster::UnitId],
+    ) -> Result<riffle_cluster::membership::Assignment, riffle_cluster::ClusterError> {
+        let first: Vec<_> = units
+            .iter()
+            .copied()
+            .filter(|u| u.stage == self.first)
+            .collect();
+        let first_done = first
+            .iter()
+            .all(|u| self.cluster_dir.join(format!("{u}.finished")).exists());
+        Ok(riffle_cluster::membership::Assignment {
+            generation: u64::from(first_done),
+            members: vec![self.name().to_string()],
+            mine: if first_done { units.to_vec() } else { first },
+        })
+    }
+}
+
+/// Two INSERTs read one table: two source operators over the same queues. The one whose
+/// units start after the other's finished still reads every row (each source commits its
+/// offsets to a group of its own, so neither starts from what the other consumed).
+#[test]
+fn two_readings_of_a_table_each_read_everything_whenever_they_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let orders: Vec<(String, String)> = (0..3000)
+        .map(|i| {
+            let body = format!(
+                r#"{{"order_id":{i},"customer":"c{}","amount":{}}}"#,
+                (i * 7) % 40,
+                (i * 31) % 1000
+            );
+            (i.to_string(), body)
+        })
+        .collect();
+    produce(dir.path(), "torders", 3, &orders);
+    run_single(&two_readings_sql(dir.path(), "single"));
+
+    let checkpoints = dir.path().join("checkpoints");
+    let mut graph = riffle_plan::plan_sql(&two_readings_sql(dir.path(), "late"))
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    graph
+        .config
+        .insert("execution.checkpointing.interval".into(), "100 ms".into());
+    graph.config.insert(
+        "execution.checkpointing.dir".into(),
+        checkpoints.display().to_string(),
+    );
+    let cluster = ClusterJob::new(&graph, "readings", PrintTarget::Stdout).expect("split");
+    // Both readings of `orders` are source stages of their own.
+    let reading_orders: Vec<usize> = (0..cluster.plan.stages.len())
+        .filter(|s| {
+            cluster.stage_graph(*s).is_some_and(|g| {
+                g.operators.iter().any(|op| {
+                    matches!(&op.kind, riffle_plan::OperatorKind::Source { connector }
+                        if connector.table.ends_with("orders"))
+                })
+            })
+        })
+        .collect();
+    assert_eq!(reading_orders.len(), 2, "{:?}", cluster.plan);
+    let membership = OneStageFirst {
+        cluster_dir: cluster.cluster_dir(),
+        first: reading_orders[0],
+    };
+    runtime()
+        .block_on(cluster.run(&membership, &StopHandle::default()))
+        .expect("units run");
+    for sink in ["customers", "biggest"] {
+        let single = upserted(dir.path(), &format!("single_{sink}"));
+        assert_eq!(single.len(), 40);
+        assert_eq!(
+            single,
+            upserted(dir.path(), &format!("late_{sink}")),
+            "{sink}"
+        );
+    }
 }
