@@ -155,7 +155,8 @@ impl FlinkSession {
     pub fn expr_to_sql(&self, expr: &Expr) -> DfResult<String> {
         let dialect = RiffleUnparserDialect;
         let unparser = Unparser::new(&dialect).with_pretty(true);
-        Ok(unparser.expr_to_sql(expr)?.to_string())
+        let expr = nested_casts_by_flink_type(expr.clone())?;
+        Ok(unparser.expr_to_sql(&expr)?.to_string())
     }
 }
 
@@ -166,6 +167,13 @@ struct FlinkTypePlanner;
 impl TypePlanner for FlinkTypePlanner {
     fn plan_type_field(&self, sql_type: &ast::DataType) -> DfResult<Option<FieldRef>> {
         let text = match sql_type {
+            // `CAST(x AS "ARRAY<INT>")`, as `expr_to_sql` writes casts to nested types.
+            ast::DataType::Custom(name, args) if args.is_empty() && name.0.len() == 1 => {
+                match name.0[0].as_ident() {
+                    Some(id) if id.quote_style == Some('"') => id.value.clone(),
+                    _ => name.to_string(),
+                }
+            }
             ast::DataType::Custom(name, args) if args.is_empty() => name.to_string(),
             ast::DataType::String(None) => "STRING".to_string(),
             ast::DataType::Bytes(None) => "BYTES".to_string(),
@@ -232,6 +240,20 @@ impl UnparserDialect for RiffleUnparserDialect {
         func_name: &str,
         args: &[Expr],
     ) -> DfResult<Option<ast::Expr>> {
+        if func_name == CAST_BY_FLINK_TYPE {
+            if let [value, Expr::Literal(ScalarValue::Utf8(Some(flink)), _)] = args {
+                return Ok(Some(ast::Expr::Cast {
+                    kind: ast::CastKind::Cast,
+                    expr: Box::new(unparser.expr_to_sql(value)?),
+                    data_type: ast::DataType::Custom(
+                        ast::ObjectName::from(vec![ast::Ident::with_quote('"', flink.clone())]),
+                        Vec::new(),
+                    ),
+                    array: false,
+                    format: None,
+                }));
+            }
+        }
         if func_name != "get_field" || matches!(args.first(), Some(Expr::Column(_))) {
             return Ok(None);
         }
@@ -241,6 +263,86 @@ impl UnparserDialect for RiffleUnparserDialect {
             .collect::<DfResult<Vec<_>>>()?;
         Ok(Some(crate::legacy::call("get_field", args)))
     }
+}
+
+/// Name of the call [`nested_casts_by_flink_type`] writes a nested cast as (printing only).
+const CAST_BY_FLINK_TYPE: &str = "riffle_cast_by_flink_type";
+
+/// Marks a cast to a nested type for printing: DataFusion's unparser cannot write ARRAY, MAP
+/// and ROW types, so such casts (and typed NULLs) are printed with the Flink type name, which
+/// [`FlinkTypePlanner`] reads back. Never executed: it only exists inside `expr_to_sql`.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct CastByFlinkType {
+    signature: datafusion::logical_expr::Signature,
+}
+
+impl datafusion::logical_expr::ScalarUDFImpl for CastByFlinkType {
+    fn name(&self) -> &str {
+        CAST_BY_FLINK_TYPE
+    }
+
+    fn signature(&self) -> &datafusion::logical_expr::Signature {
+        &self.signature
+    }
+
+    fn return_type(
+        &self,
+        _: &[arrow::datatypes::DataType],
+    ) -> DfResult<arrow::datatypes::DataType> {
+        datafusion::common::plan_err!("{CAST_BY_FLINK_TYPE} only marks a cast for printing")
+    }
+
+    fn invoke_with_args(
+        &self,
+        _: datafusion::logical_expr::ScalarFunctionArgs,
+    ) -> DfResult<datafusion::logical_expr::ColumnarValue> {
+        datafusion::common::exec_err!("{CAST_BY_FLINK_TYPE} only marks a cast for printing")
+    }
+}
+
+/// `expr` with casts to nested types and NULLs of nested types marked for printing (see
+/// [`CastByFlinkType`]).
+fn nested_casts_by_flink_type(expr: Expr) -> DfResult<Expr> {
+    use arrow::datatypes::DataType;
+    let nested = |t: &DataType| {
+        matches!(
+            t,
+            DataType::List(_) | DataType::LargeList(_) | DataType::Map(..) | DataType::Struct(_)
+        )
+    };
+    let marker = Arc::new(datafusion::logical_expr::ScalarUDF::from(CastByFlinkType {
+        signature: datafusion::logical_expr::Signature::any(
+            2,
+            datafusion::logical_expr::Volatility::Immutable,
+        ),
+    }));
+    let mark = |value: Expr, t: &DataType| {
+        Expr::ScalarFunction(datafusion::logical_expr::expr::ScalarFunction::new_udf(
+            Arc::clone(&marker),
+            vec![
+                value,
+                Expr::Literal(
+                    ScalarValue::Utf8(Some(crate::types::flink_type(t, true))),
+                    None,
+                ),
+            ],
+        ))
+    };
+    Ok(expr
+        .transform_up(|e| {
+            Ok(match e {
+                Expr::Cast(c) if nested(c.field.data_type()) => {
+                    let t = c.field.data_type().clone();
+                    Transformed::yes(mark(*c.expr, &t))
+                }
+                Expr::Literal(v, _) if v.is_null() && nested(&v.data_type()) => {
+                    let t = v.data_type();
+                    Transformed::yes(mark(Expr::Literal(ScalarValue::Null, None), &t))
+                }
+                other => Transformed::no(other),
+            })
+        })?
+        .data)
 }
 
 /// True when `name` can be written unquoted and still parse back to itself.
