@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::graph::{AggregateFunction, Field, Operator};
+use crate::graph::{AggregateFunction, Field, Operator, SortKey};
 
 /// A `MATCH_RECOGNIZE` over one input.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,6 +18,9 @@ pub struct MatchSpec {
     pub partition: Vec<usize>,
     /// The rowtime column the rows are ordered by.
     pub time: usize,
+    /// Further `ORDER BY` keys: the order of rows with equal times (arrival order otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order: Vec<SortKey>,
     /// The pattern variables in order.
     pub pattern: Vec<PatternVariable>,
     /// Where matching resumes after a match.
@@ -140,8 +143,19 @@ pub(crate) fn describe(op: &Operator, spec: &MatchSpec) -> String {
         .within
         .map(|ms| format!(", within=[{ms} ms]"))
         .unwrap_or_default();
+    let further: String = spec
+        .order
+        .iter()
+        .map(|k| {
+            format!(
+                ", ${} {}",
+                k.column,
+                if k.ascending { "ASC" } else { "DESC" }
+            )
+        })
+        .collect();
     format!(
-        "Match(partitionBy=[{}], orderBy=[${} ASC], measures=[{}], rowsPerMatch=[ONE ROW PER MATCH], after=[{skip}], pattern=[{}]{within})",
+        "Match(partitionBy=[{}], orderBy=[${} ASC{further}], measures=[{}], rowsPerMatch=[ONE ROW PER MATCH], after=[{skip}], pattern=[{}]{within})",
         partition.join(", "),
         spec.time,
         measures.join(", "),

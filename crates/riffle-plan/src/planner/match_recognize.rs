@@ -27,7 +27,7 @@ use super::rank_plan::is_proctime;
 use super::{
     fields_of, interval_ms, plan_error, unsupported, FlinkRelations, GraphBuilder, Node, PlanResult,
 };
-use crate::graph::{AggregateFunction, ChangelogMode, Field, OperatorKind, Partitioning};
+use crate::graph::{AggregateFunction, ChangelogMode, Field, OperatorKind, Partitioning, SortKey};
 use crate::match_recognize::{AfterMatch, MatchExpr, MatchSpec, PatternVariable, Primitive};
 use crate::session::FlinkSession;
 
@@ -238,8 +238,6 @@ struct PrimitiveRewriter<'a> {
     /// The input columns, unqualified.
     input: &'a DFSchema,
     session: &'a FlinkSession,
-    /// The rowtime column (for `MATCH_ROWTIME()`).
-    time: usize,
     /// Aggregate arguments shared by every expression of the clause.
     row_columns: &'a mut Vec<String>,
     primitives: Vec<Primitive>,
@@ -307,8 +305,7 @@ impl PrimitiveRewriter<'_> {
     fn push(&mut self, primitive: Primitive, field: ArrowField) -> sql::Expr {
         let name = format!("__p{}", self.primitives.len());
         self.primitives.push(primitive);
-        self.fields
-            .push(field.with_name(name.clone()).with_nullable(true));
+        self.fields.push(field.with_name(name.clone()));
         sql::Expr::Identifier(sql::Ident::new(name))
     }
 
@@ -346,7 +343,13 @@ impl PrimitiveRewriter<'_> {
         offset: usize,
     ) -> DfResult<sql::Expr> {
         let (variable, column) = self.column_ref(arg)?;
-        let field = self.input.field(column).as_ref().clone();
+        // A variable may have no row at that offset.
+        let field = self
+            .input
+            .field(column)
+            .as_ref()
+            .clone()
+            .with_nullable(true);
         Ok(self.push(
             Primitive::Navigation {
                 variable,
@@ -512,7 +515,12 @@ impl PrimitiveRewriter<'_> {
                         }
                     }
                     "MATCH_ROWTIME" if exprs.is_empty() => {
-                        let field = self.input.field(self.time).as_ref().clone();
+                        // TIMESTAMP(3) NOT NULL, also over a TIMESTAMP_LTZ time attribute.
+                        let field = ArrowField::new(
+                            "",
+                            ArrowType::Timestamp(arrow::datatypes::TimeUnit::Millisecond, None),
+                            false,
+                        );
                         Ok(Some(self.push(Primitive::MatchRowtime, field)))
                     }
                     "MATCH_ROWTIME" => datafusion::common::not_impl_err!(
@@ -652,26 +660,29 @@ impl FlinkRelations {
             .iter()
             .map(column)
             .collect::<DfResult<Vec<usize>>>()?;
-        let time = match order_by.as_slice() {
-            [first] => {
-                if first.options.asc == Some(false) {
-                    return datafusion::common::plan_err!(
-                        "Primary sort order of a streaming table must be ascending on time."
-                    );
-                }
-                column(&first.expr)?
-            }
-            [] => {
-                return datafusion::common::plan_err!(
-                    "You must specify either rowtime or proctime for order by."
-                )
-            }
-            _ => {
-                return datafusion::common::not_impl_err!(
-                    "unsupported feature: MATCH_RECOGNIZE ordered by further keys after the time attribute"
-                )
-            }
+        let Some((first, further)) = order_by.split_first() else {
+            return datafusion::common::plan_err!(
+                "You must specify either rowtime or proctime for order by."
+            );
         };
+        if first.options.asc == Some(false) {
+            return datafusion::common::plan_err!(
+                "Primary sort order of a streaming table must be ascending on time."
+            );
+        }
+        let time = column(&first.expr)?;
+        let order = further
+            .iter()
+            .map(|o| {
+                let ascending = o.options.asc != Some(false);
+                Ok(SortKey {
+                    column: column(&o.expr)?,
+                    ascending,
+                    // Flink sorts NULL lowest.
+                    nulls_first: o.options.nulls_first.unwrap_or(ascending),
+                })
+            })
+            .collect::<DfResult<Vec<SortKey>>>()?;
         let pattern = pattern_variables(&pattern)?;
         let variables: Vec<String> = pattern.iter().map(|v| v.name.clone()).collect();
         let variable = |ident: &sql::Ident| -> DfResult<String> {
@@ -709,7 +720,6 @@ impl FlinkRelations {
                 variables: &variables,
                 input: &unqualified,
                 session: &self.session,
-                time,
                 row_columns: &mut row_columns,
                 primitives: Vec::new(),
                 fields: Vec::new(),
@@ -791,6 +801,7 @@ impl FlinkRelations {
             spec: MatchSpec {
                 partition,
                 time,
+                order,
                 pattern,
                 skip,
                 within,

@@ -5,6 +5,7 @@
 //! matches older than `WITHIN` are dropped. Every released match emits the partition columns
 //! and the measures.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use datafusion::physical_expr::PhysicalExpr;
 use riffle_connectors::snapshot::{StateReader, StateWriter};
 use riffle_connectors::{ChangeBatch, RowKind};
 use riffle_plan::match_recognize::{MatchExpr, MatchSpec, Primitive};
-use riffle_plan::FlinkSession;
+use riffle_plan::{FlinkSession, SortKey};
 
 use super::aggregate::{field_types, key_values, RowsOut};
 use super::keyed::{read_timers, write_timers, KeyedState};
@@ -278,7 +279,8 @@ impl MatchRecognize {
             if time > watermark {
                 break;
             }
-            let due = entry.remove();
+            let mut due = entry.remove();
+            sort_rows(&mut due, &self.spec.order);
             for f in matcher.advance_time(time, self.spec.within, self.skip)? {
                 found.push((f, time));
             }
@@ -327,6 +329,39 @@ impl MatchRecognize {
         }
         Ok(())
     }
+}
+
+/// Orders rows of one time by the further `ORDER BY` keys (a stable sort: ties keep their
+/// arrival order).
+fn sort_rows(rows: &mut [Vec<ScalarValue>], order: &[SortKey]) {
+    if order.is_empty() {
+        return;
+    }
+    rows.sort_by(|a, b| {
+        for k in order {
+            let (x, y) = (a.get(k.column), b.get(k.column));
+            let (x_null, y_null) = (x.is_none_or(|v| v.is_null()), y.is_none_or(|v| v.is_null()));
+            let o = match (x_null, y_null) {
+                (true, true) => Ordering::Equal,
+                (true, false) if k.nulls_first => Ordering::Less,
+                (true, false) => Ordering::Greater,
+                (false, true) if k.nulls_first => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                (false, false) => {
+                    let o = x.partial_cmp(&y).unwrap_or(Ordering::Equal);
+                    if k.ascending {
+                        o
+                    } else {
+                        o.reverse()
+                    }
+                }
+            };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    });
 }
 
 /// Drops the rows no pending match holds.
@@ -620,6 +655,7 @@ mod tests {
         let spec = MatchSpec {
             partition: vec![0],
             time: 2,
+            order: Vec::new(),
             pattern: vec![
                 var("A", 1, Some(1), true),
                 var("B", 1, None, false),
