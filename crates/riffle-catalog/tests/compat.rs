@@ -27,6 +27,10 @@ const KNOWN: &[(&str, &str)] = &[(
 /// analysis is not expected to report them.
 const NOT_ANALYSIS: &[(&str, &str)] = &[
     (
+        "errors/cdc_events_duplicate_without_primary_key",
+        "planner: Flink's ChangelogNormalize for duplicate CDC events needs the source's primary key",
+    ),
+    (
         "errors/match_recognize_all_rows_per_match_rejected",
         "planner: Flink's MATCH_RECOGNIZE translation rejects all rows per match",
     ),
