@@ -252,11 +252,12 @@ impl MatchRecognize {
         })
     }
 
-    fn fresh(&self) -> Partition {
+    /// An empty partition waiting at the automaton's start.
+    fn fresh(nfa: &Nfa) -> Partition {
         Partition {
             waiting: BTreeMap::new(),
             rows: BTreeMap::new(),
-            matcher: Matcher::new(&self.nfa),
+            matcher: Matcher::new(nfa),
             next_row: 0,
         }
     }
@@ -429,8 +430,11 @@ impl StreamOperator for MatchRecognize {
                 values.push(ScalarValue::try_from_array(column.as_ref(), row)?);
             }
             let key = keys.row(row).owned();
-            let fresh = self.fresh();
-            let partition = self.partitions.get_or_insert_with(&key, || fresh);
+            // Only a new partition builds its automaton start; a known one is not rebuilt per row.
+            let nfa = &self.nfa;
+            let partition = self
+                .partitions
+                .get_or_insert_with(&key, || Self::fresh(nfa));
             let waiting = partition.waiting.entry(ts).or_default();
             if waiting.is_empty() {
                 self.timers.entry(ts).or_default().push(key);
@@ -486,7 +490,7 @@ impl StreamOperator for MatchRecognize {
         self.watermark = min_time(snapshot.globals(what, |r| Ok(r.i64()?))?);
         self.timers = read_timers(&snapshot, TIMERS, what, |b| self.partitions.key_of(b))?;
         let codec = &self.row_codec;
-        let template = self.fresh();
+        let template = Self::fresh(&self.nfa);
         self.partitions.read(&snapshot, PARTITIONS, what, |r| {
             read_partition(codec, template.clone(), r)
         })
