@@ -2,11 +2,16 @@
 //! into one *unit* per queue; shuffles go through topics of the embedded store; every unit
 //! runs as a job of its own on the ordinary runtime, with its own exactly-once checkpoints,
 //! so a group of processes can share the units and hand them over when members come and go.
+//! The job's topics live in the embedded store or on a real RocketMQ cluster
+//! ([`backend::TopicBackend`]); the same code runs on both.
 //! See `docs/scale-out.md`.
 
 #![warn(missing_docs)]
 
+pub mod backend;
 pub mod codec;
+pub mod coord_log;
+pub mod coordination;
 pub mod membership;
 pub mod runner;
 pub mod shuffle;

@@ -10,7 +10,6 @@
 //! leaves a `.finished` mark; the job ends when every unit has one.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,10 +17,13 @@ use std::time::Duration;
 use riffle_connectors::SubtaskInfo;
 use riffle_plan::JobGraph;
 use riffle_runtime::{PrintTarget, RunOptions, StopHandle};
-use riffle_store::{Store, Topics};
+use riffle_store::Topics;
 use tokio::task::JoinHandle;
 
-use crate::membership::Membership;
+use crate::backend::TopicBackend;
+use crate::coord_log::{CoordLog, LogCoordination, LogGroup};
+use crate::coordination::{Coordination, FileCoordination, UnitGuard};
+use crate::membership::{Membership, Solo, StoreGroup};
 use crate::shuffle;
 use crate::stages::{split, StagePlan};
 use crate::state_topic::{self, StateTopic};
@@ -45,8 +47,12 @@ pub struct ClusterJob {
     /// Where the units' checkpoints (and the job's `.cluster` directory) live.
     checkpoint_root: PathBuf,
     print_target: PrintTarget,
-    /// The store of the shuffle topics, open while the job runs.
-    store: Arc<Store>,
+    /// The job's topics (shuffle, state, coordination), open while the job runs.
+    topics: Arc<dyn Topics>,
+    /// Who owns which unit.
+    coordination: Arc<dyn Coordination>,
+    /// On a cluster: this process's membership in the job's coordination topic.
+    log: Option<Arc<CoordLog>>,
     /// The units this process runs now.
     running: std::sync::Mutex<Vec<UnitId>>,
 }
@@ -65,15 +71,15 @@ impl ClusterJob {
         print_target: PrintTarget,
     ) -> Result<Self, ClusterError> {
         shuffle::register();
-        let queues_of = |topic: &str, dir: &std::path::Path| {
-            let store = riffle_connectors::rocketmq::shared_store(dir).ok()?;
-            store.topic_config(topic).ok().map(|c| c.queues)
+        let queues_of = |topic: &str, backend: &TopicBackend| {
+            let topics = backend.open().ok()?;
+            topics.topic_config(topic).ok().map(|c| c.queues)
         };
         let plan = split(graph, job, &queues_of)?;
-        let store = riffle_connectors::rocketmq::shared_store(&plan.store_dir)?;
-        plan.create_topics(store.as_ref())?;
+        let topics = plan.backend.open()?;
+        plan.create_topics(topics.as_ref())?;
         for (stage, s) in plan.stages.iter().enumerate() {
-            state_topic::create(store.as_ref(), job, stage, s.units)?;
+            state_topic::create(topics.as_ref(), job, stage, s.units)?;
         }
         let stage_graphs = (0..plan.stages.len())
             .map(|s| plan.stage_graph(graph, s).map(Arc::new))
@@ -84,12 +90,22 @@ impl ClusterJob {
             None => None,
         }
         .unwrap_or_else(|| PathBuf::from(riffle_runtime::checkpoint::DEFAULT_DIR));
+        let cluster_dir = checkpoint_root.join(format!("{}.cluster", plan.job));
+        let (coordination, log): (Arc<dyn Coordination>, _) = match &plan.backend {
+            TopicBackend::Embedded(_) => (Arc::new(FileCoordination::new(cluster_dir)), None),
+            TopicBackend::Cluster(_) => {
+                let log = CoordLog::join(topics.clone(), job, crate::coord_log::LEASE)?;
+                (Arc::new(LogCoordination(log.clone())), Some(log))
+            }
+        };
         let job = Self {
             plan,
             stage_graphs,
             checkpoint_root,
             print_target,
-            store,
+            topics,
+            coordination,
+            log,
             running: std::sync::Mutex::new(Vec::new()),
         };
         job.write_plan_file()?;
@@ -130,7 +146,16 @@ impl ClusterJob {
             .collect();
         let file = PlanFile {
             job: self.plan.job.clone(),
-            store_dir: self.plan.store_dir.clone(),
+            store_dir: self
+                .plan
+                .backend
+                .store_dir()
+                .map(PathBuf::from)
+                .unwrap_or_default(),
+            namesrv: match &self.plan.backend {
+                TopicBackend::Cluster(address) => Some(address.namesrv.clone()),
+                TopicBackend::Embedded(_) => None,
+            },
             stages,
         };
         let dir = self.cluster_dir();
@@ -150,9 +175,30 @@ impl ClusterJob {
         self.stage_graphs.get(stage).map(Arc::as_ref)
     }
 
-    /// The store of the shuffle topics (and of the group's membership).
-    pub fn store(&self) -> &Arc<Store> {
-        &self.store
+    /// The job's topics (shuffle, state and, on a cluster, coordination).
+    pub fn topics(&self) -> &Arc<dyn Topics> {
+        &self.topics
+    }
+
+    /// This process's membership in group `group` of the job (`None`: run every unit): the
+    /// embedded store's consumer group `<job>--units-<group>`, or, on a cluster, the job's
+    /// coordination topic (every process of the job is one group there).
+    pub fn membership(&self, group: Option<&str>) -> Result<Box<dyn Membership>, ClusterError> {
+        let Some(name) = group else {
+            return Ok(Box::new(Solo));
+        };
+        Ok(match (&self.plan.backend, &self.log) {
+            (_, Some(log)) => Box::new(LogGroup(log.clone())),
+            (TopicBackend::Embedded(dir), None) => {
+                let store = riffle_connectors::rocketmq::shared_store(dir)?;
+                Box::new(StoreGroup::join(&store, &self.plan.job, name)?)
+            }
+            (TopicBackend::Cluster(_), None) => {
+                return Err(ClusterError::new(
+                    "a cluster job without its coordination topic",
+                ))
+            }
+        })
     }
 
     /// The job's own directory next to its units' checkpoints: unit locks, finished marks,
@@ -167,8 +213,9 @@ impl ClusterJob {
         &self.checkpoint_root
     }
 
-    fn finished_mark(&self, unit: UnitId) -> PathBuf {
-        self.cluster_dir().join(format!("{unit}.finished"))
+    /// Whether `unit` has finished its bounded input (in any process).
+    pub fn is_finished(&self, unit: UnitId) -> bool {
+        self.coordination.is_finished(unit).unwrap_or(false)
     }
 
     /// The units this process runs now (started and not yet ended).
@@ -182,28 +229,17 @@ impl ClusterJob {
         }
     }
 
-    /// Whether `unit` has finished its bounded input (in any process).
-    pub fn is_finished(&self, unit: UnitId) -> bool {
-        self.finished_mark(unit).exists()
-    }
-
-    /// The lock of `unit`, if no other owner holds it.
-    fn try_lock(&self, unit: UnitId) -> Result<Option<File>, ClusterError> {
-        let dir = self.cluster_dir();
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| ClusterError::new(format!("cannot create {}: {e}", dir.display())))?;
-        let path = dir.join(format!("{unit}.lock"));
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| ClusterError::new(format!("cannot open {}: {e}", path.display())))?;
-        Ok(file.try_lock().ok().map(|()| file))
+    fn all_finished(&self, units: &[UnitId]) -> Result<bool, ClusterError> {
+        for unit in units {
+            if !self.coordination.is_finished(*unit)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Starts `unit` on the current tokio runtime, holding `lock` until it has ended.
-    fn start(&self, unit: UnitId, lock: File) -> Result<Running, ClusterError> {
+    fn start(&self, unit: UnitId, lock: UnitGuard) -> Result<Running, ClusterError> {
         let graph = self
             .stage_graphs
             .get(unit.stage)
@@ -217,22 +253,39 @@ impl ClusterJob {
             job_id: Some(unit.job_id(&self.plan.job)),
             from_savepoint: None,
         };
-        let finished = self.finished_mark(unit);
         let unit_stop = stop.clone();
         // The unit's checkpoints go to its state topic too, and come back from it when this
-        // machine's checkpoint directory lacks the newest one.
-        let state = StateTopic::new(self.store.clone() as Arc<dyn Topics>, &self.plan.job, unit);
-        if let Some(n) = state.restore_into(&self.checkpoint_root, &unit.job_id(&self.plan.job))? {
+        // machine's checkpoint directory lacks the newest one. On a cluster the topic is the
+        // truth: this machine's directory may hold the unit's checkpoints from before another
+        // machine ran it.
+        let state = StateTopic::new(self.topics.clone(), &self.plan.job, unit);
+        let authoritative = matches!(self.plan.backend, TopicBackend::Cluster(_));
+        if let Some(n) = state.restore_into(
+            &self.checkpoint_root,
+            &unit.job_id(&self.plan.job),
+            authoritative,
+        )? {
             log(&format!(
                 "unit {unit}: checkpoint {n} restored from its state topic"
             ));
         }
+        let owner = self.coordination.clone();
         let hook: riffle_runtime::checkpoint::coordinator::CheckpointHook =
             Arc::new(move |n, dir| {
+                // Fencing: a process that lost the unit publishes and commits nothing more.
+                if !owner
+                    .still_owns(unit)
+                    .map_err(|e| riffle_runtime::RuntimeError::new(e.message))?
+                {
+                    return Err(riffle_runtime::RuntimeError::new(format!(
+                        "unit {unit} {FENCED}: checkpoint {n} is not committed"
+                    )));
+                }
                 state
                     .publish(n, dir)
                     .map_err(|e| riffle_runtime::RuntimeError::new(e.message))
             });
+        let coordination = self.coordination.clone();
         log(&format!("unit {unit} starts"));
         let task = tokio::spawn(async move {
             let _lock = lock;
@@ -247,9 +300,7 @@ impl ClusterJob {
                 .await
                 .map_err(|e| ClusterError::new(format!("unit {unit}: {e}")))?;
             if !unit_stop.is_stopped() {
-                File::create(&finished).map_err(|e| {
-                    ClusterError::new(format!("cannot create {}: {e}", finished.display()))
-                })?;
+                coordination.mark_finished(unit)?;
                 log(&format!("unit {unit} finished"));
             } else {
                 log(&format!("unit {unit} stopped"));
@@ -285,7 +336,12 @@ impl ClusterJob {
                     .await
                     .map_err(|e| ClusterError::new(format!("unit {unit} failed: {e}")))
                     .and_then(|r| r);
+                // A unit another process took over ends here; its new owner goes on.
                 if let Err(e) = outcome {
+                    if e.message.contains(FENCED) {
+                        log(&e.message);
+                        continue;
+                    }
                     stop_all(&mut running).await;
                     self.set_running(&running);
                     return Err(e);
@@ -297,7 +353,7 @@ impl ClusterJob {
                 self.set_running(&running);
                 return Ok(());
             }
-            if units.iter().all(|u| self.is_finished(*u)) {
+            if self.all_finished(&units)? {
                 return Ok(());
             }
             let assignment = membership.assignment(&units)?;
@@ -329,11 +385,11 @@ impl ClusterJob {
                 continue;
             }
             for unit in &assignment.mine {
-                if running.contains_key(unit) || self.is_finished(*unit) {
+                if running.contains_key(unit) || self.coordination.is_finished(*unit)? {
                     continue;
                 }
                 // The previous owner may still be finishing: try again at the next look.
-                if let Some(lock) = self.try_lock(*unit)? {
+                if let Some(lock) = self.coordination.try_acquire(*unit)? {
                     running.insert(*unit, self.start(*unit, lock)?);
                 }
             }
@@ -342,6 +398,9 @@ impl ClusterJob {
         }
     }
 }
+
+/// What a fenced unit's failure says: another process owns the unit now.
+const FENCED: &str = "was taken over by another process";
 
 /// The (topic, consumer group) a source of a unit graph reads.
 fn input_topic(connector: &riffle_plan::ConnectorSpec) -> Option<(String, String)> {
@@ -390,10 +449,7 @@ pub fn run_blocking(graph: &JobGraph, job: &str, group: Option<&str>) -> Result<
         .map_err(|e| ClusterError::new(format!("cannot start the tokio runtime: {e}")))?;
     runtime.block_on(async {
         let cluster = ClusterJob::new(graph, job, PrintTarget::Stdout)?;
-        let membership: Box<dyn Membership> = match group {
-            Some(name) => Box::new(crate::StoreGroup::join(cluster.store(), job, name)?),
-            None => Box::new(crate::Solo),
-        };
+        let membership = cluster.membership(group)?;
         let stop = StopHandle::default();
         let watcher = stop.clone();
         let signal = tokio::spawn(async move {

@@ -98,10 +98,8 @@ impl Distribution {
 
 /// The options of a shuffle connector (see [`crate::units`], which writes them).
 pub mod options {
-    /// The topic.
+    /// The topic (where it lives: [`crate::backend::options`]).
     pub const TOPIC: &str = "topic";
-    /// The embedded store directory.
-    pub const STORE_DIR: &str = "store-dir";
     /// Sink: the distribution ([`super::Distribution::option`]).
     pub const DISTRIBUTION: &str = "distribution";
     /// Source: how many producer units write the topic.
@@ -123,8 +121,9 @@ fn option<'a>(spec: &'a ConnectorSpec, key: &str) -> Result<&'a str> {
 }
 
 fn topics(spec: &ConnectorSpec) -> Result<Arc<dyn Topics>> {
-    let dir = std::path::Path::new(option(spec, options::STORE_DIR)?);
-    Ok(riffle_connectors::rocketmq::shared_store(dir)?)
+    crate::backend::TopicBackend::from_options(&spec.options)
+        .and_then(|b| b.open())
+        .map_err(|e| ConnectorError::new(e.message))
 }
 
 fn store_error(topic: &str, e: riffle_store::StoreError) -> ConnectorError {

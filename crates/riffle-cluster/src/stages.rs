@@ -15,6 +15,7 @@ use riffle_connectors::rocketmq::options::{normalize, Role};
 use riffle_plan::{JobGraph, OperatorId, OperatorKind, Partitioning};
 use riffle_store::{StoreError, TopicConfig, Topics};
 
+use crate::backend::TopicBackend;
 use crate::shuffle::Distribution;
 use crate::ClusterError;
 
@@ -30,8 +31,9 @@ pub struct StagePlan {
     pub stages: Vec<Stage>,
     /// The shuffle topics between stages.
     pub shuffles: Vec<Shuffle>,
-    /// The embedded store holding the shuffle topics.
-    pub store_dir: PathBuf,
+    /// Where the shuffle topics (and the job's other topics) live: the backend of its
+    /// rocketmq sources.
+    pub backend: TopicBackend,
 }
 
 /// Operators that run together, as `units` copies.
@@ -116,7 +118,7 @@ pub fn store_name(name: &str) -> String {
 pub fn split(
     graph: &JobGraph,
     job: &str,
-    queues_of: &dyn Fn(&str, &std::path::Path) -> Option<u32>,
+    queues_of: &dyn Fn(&str, &TopicBackend) -> Option<u32>,
 ) -> Result<StagePlan, ClusterError> {
     let n = graph.operators.len();
     // Union-find over forward edges.
@@ -150,7 +152,7 @@ pub fn split(
         });
         stages[s].operators.push(op);
     }
-    let mut store_dir: Option<PathBuf> = None;
+    let mut backend: Option<TopicBackend> = None;
     // Units of stages with sources.
     for stage in &mut stages {
         let mut topic_queues: Option<u32> = None;
@@ -164,20 +166,32 @@ pub fn split(
                     }
                     let mut options = Options::new(connector);
                     let opts = normalize(connector, Role::Source, &mut options)?;
-                    if opts.cluster.is_some() {
-                        return Err(ClusterError::new(format!(
-                            "unsupported feature: a job run by a group (--group) over a RocketMQ cluster (table '{}' names a name server); groups run on the embedded store",
-                            connector.table
-                        )));
-                    }
-                    let queues = queues_of(&opts.topic, &opts.store_dir).ok_or_else(|| {
+                    let source_backend = match opts.cluster {
+                        Some(address) => TopicBackend::Cluster(address),
+                        None => TopicBackend::Embedded(opts.store_dir),
+                    };
+                    let queues = queues_of(&opts.topic, &source_backend).ok_or_else(|| {
                         ClusterError::new(format!(
-                            "rocketmq table '{}': topic '{}' does not exist (create it with `riffle topic create {} --queues N`)",
-                            connector.table, opts.topic, opts.topic
+                            "rocketmq table '{}': topic '{}' does not exist in {} (create it with `riffle topic create {} --queues N`)",
+                            connector.table,
+                            opts.topic,
+                            source_backend.describe(),
+                            opts.topic
                         ))
                     })?;
                     topic_queues = Some(topic_queues.unwrap_or(0).max(queues));
-                    store_dir.get_or_insert(opts.store_dir);
+                    match &backend {
+                        None => backend = Some(source_backend),
+                        Some(b) if *b == source_backend => {}
+                        Some(b) => {
+                            return Err(ClusterError::new(format!(
+                                "unsupported feature: a job run by a group (--group) whose sources live in different places (table '{}' reads {}, another source {}): its shuffle topics need one",
+                                connector.table,
+                                source_backend.describe(),
+                                b.describe()
+                            )))
+                        }
+                    }
                 }
                 OperatorKind::Values { .. } => has_source = true,
                 _ => {}
@@ -242,14 +256,16 @@ pub fn split(
             distribution,
         });
     }
-    let store_dir = match graph.config.get("riffle.store.dir") {
-        Some(dir) => PathBuf::from(dir),
-        None => store_dir.unwrap_or_else(|| PathBuf::from(".riffle")),
+    let backend = match (backend, graph.config.get("riffle.store.dir")) {
+        (Some(TopicBackend::Cluster(address)), _) => TopicBackend::Cluster(address),
+        (_, Some(dir)) => TopicBackend::Embedded(PathBuf::from(dir)),
+        (Some(b), None) => b,
+        (None, None) => TopicBackend::Embedded(PathBuf::from(".riffle")),
     };
     Ok(StagePlan {
         job: job.to_string(),
         stages,
         shuffles,
-        store_dir,
+        backend,
     })
 }

@@ -115,13 +115,24 @@ impl StateTopic {
     }
 
     /// Writes the unit's newest checkpoint in the topic into `<root>/<job id>/chk-<n>/` when
-    /// the directory has no completed checkpoint as new; returns its number then.
-    pub fn restore_into(&self, root: &Path, job_id: &str) -> Result<Option<u64>, ClusterError> {
-        let Some((checkpoint, files)) = self.newest()? else {
+    /// the directory has no completed checkpoint as new; returns its number then. With
+    /// `authoritative` the topic is the truth: the directory's other checkpoints (left by an
+    /// earlier stay of the unit on this machine, or never published) are removed first.
+    pub fn restore_into(
+        &self,
+        root: &Path,
+        job_id: &str,
+        authoritative: bool,
+    ) -> Result<Option<u64>, ClusterError> {
+        let job_dir = root.join(job_id);
+        let newest = self.newest()?;
+        if authoritative {
+            remove_checkpoints_except(&job_dir, newest.as_ref().map(|(n, _)| *n))?;
+        }
+        let Some((checkpoint, files)) = newest else {
             return Ok(None);
         };
-        let job_dir = root.join(job_id);
-        if local_newest(&job_dir).is_some_and(|local| local >= checkpoint) {
+        if local_newest(&job_dir).is_some_and(|local| local >= checkpoint) && !authoritative {
             return Ok(None);
         }
         let target = job_dir.join(format!("chk-{checkpoint}"));
@@ -202,6 +213,25 @@ impl StateTopic {
 /// A checkpoint's files: (path relative to its directory, bytes).
 type Files = Vec<(String, Vec<u8>)>;
 
+/// Removes every `chk-<n>` directory of `job_dir` but `keep`.
+fn remove_checkpoints_except(job_dir: &Path, keep: Option<u64>) -> Result<(), ClusterError> {
+    let Ok(entries) = std::fs::read_dir(job_dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let number = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.strip_prefix("chk-")?.parse::<u64>().ok());
+        if number.is_some_and(|n| Some(n) != keep) {
+            std::fs::remove_dir_all(entry.path()).map_err(|e| {
+                ClusterError::new(format!("cannot remove {}: {e}", entry.path().display()))
+            })?;
+        }
+    }
+    Ok(())
+}
+
 /// The newest completed checkpoint in a job's checkpoint directory.
 fn local_newest(job_dir: &Path) -> Option<u64> {
     std::fs::read_dir(job_dir)
@@ -254,7 +284,7 @@ mod tests {
         let unit = UnitId { stage: 1, unit: 1 };
         let topic = StateTopic::new(store, "j", unit);
         let root = dir.path().join("checkpoints");
-        assert_eq!(topic.restore_into(&root, "j.1-1").unwrap(), None);
+        assert_eq!(topic.restore_into(&root, "j.1-1", false).unwrap(), None);
         for n in [3u64, 4] {
             let chk = dir.path().join(format!("local-{n}"));
             std::fs::create_dir_all(chk.join("0-0.rocksdb")).unwrap();
@@ -263,7 +293,7 @@ mod tests {
             std::fs::write(chk.join("0-0.rocksdb/CURRENT"), b"").unwrap();
             topic.publish(n, &chk).unwrap();
         }
-        assert_eq!(topic.restore_into(&root, "j.1-1").unwrap(), Some(4));
+        assert_eq!(topic.restore_into(&root, "j.1-1", false).unwrap(), Some(4));
         let restored = root.join("j.1-1/chk-4");
         assert_eq!(
             std::fs::read(restored.join("_metadata")).unwrap(),
@@ -275,6 +305,6 @@ mod tests {
         );
         assert!(restored.join("0-0.rocksdb/CURRENT").is_file());
         // The local directory now has it: nothing more to restore.
-        assert_eq!(topic.restore_into(&root, "j.1-1").unwrap(), None);
+        assert_eq!(topic.restore_into(&root, "j.1-1", false).unwrap(), None);
     }
 }

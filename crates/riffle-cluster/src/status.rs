@@ -23,8 +23,11 @@ pub const PLAN_FILE: &str = "plan.json";
 pub struct PlanFile {
     /// The job id.
     pub job: String,
-    /// The store of the job's topics.
+    /// The store of the job's topics (on the embedded store).
     pub store_dir: PathBuf,
+    /// The name server of the RocketMQ cluster holding the job's topics, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namesrv: Option<String>,
     /// The stages.
     pub stages: Vec<StageFile>,
 }
@@ -107,6 +110,12 @@ pub fn read(root: &Path, job: &str, group: &str) -> Result<JobStatus, ClusterErr
     })?;
     let plan: PlanFile = serde_json::from_str(&text)
         .map_err(|e| ClusterError::new(format!("{} is corrupted: {e}", plan_path.display())))?;
+    if let Some(namesrv) = &plan.namesrv {
+        return Err(ClusterError::new(format!(
+            "unsupported feature: `riffle job status` of a job whose topics are on a RocketMQ cluster (name server {namesrv}); its processes coordinate through the topic '{}' there",
+            crate::coord_log::topic_name(job)
+        )));
+    }
     let store = riffle_connectors::rocketmq::shared_store(&plan.store_dir)?;
     let infos = group_members(&store, &group_name(job, group))
         .map_err(|e| ClusterError::new(format!("group '{group}': {e}")))?;

@@ -132,7 +132,6 @@ impl StagePlan {
             .stages
             .get(stage)
             .ok_or_else(|| ClusterError::new(format!("the job has no stage {stage}")))?;
-        let store_dir = self.store_dir.display().to_string();
         let mut operators: Vec<Operator> = Vec::new();
         let mut edges: Vec<Edge> = Vec::new();
         let mut new_id: BTreeMap<usize, usize> = BTreeMap::new();
@@ -140,7 +139,7 @@ impl StagePlan {
             let mut opts = BTreeMap::new();
             opts.insert("connector".to_string(), shuffle::CONNECTOR.to_string());
             opts.insert(options::TOPIC.to_string(), topic.to_string());
-            opts.insert(options::STORE_DIR.to_string(), store_dir.clone());
+            self.backend.write_options(&mut opts);
             opts.insert(extra.0.to_string(), extra.1);
             ConnectorSpec {
                 table: format!("shuffle {topic}"),

@@ -318,8 +318,6 @@ async fn until(what: &str, mut ready: impl FnMut() -> bool) {
 /// time, and end only at the messages the test appends after the last step.
 #[test]
 fn units_move_between_members_exactly_once() {
-    use riffle_cluster::StoreGroup;
-
     let dir = tempfile::tempdir().expect("tempdir");
     let orders: Vec<(String, String)> = (0..20_000)
         .map(|i| {
@@ -362,17 +360,17 @@ fn units_move_between_members_exactly_once() {
     let a = ClusterJob::new(&graph, "moves", PrintTarget::Stdout).expect("split");
     let b = ClusterJob::new(&graph, "moves", PrintTarget::Stdout).expect("split");
     let units = a.plan.units();
-    let group_a = StoreGroup::join(a.store(), "moves", "g").expect("join a");
+    let group_a = a.membership(Some("g")).expect("join a");
     let (stop_a, stop_b) = (StopHandle::default(), StopHandle::default());
     let newest = |u| newest_checkpoint(&checkpoints, "moves", u);
     runtime().block_on(async {
         let run_a = async {
-            a.run(&group_a, &stop_a).await.expect("member a");
+            a.run(group_a.as_ref(), &stop_a).await.expect("member a");
             drop(group_a);
         };
         let run_b = async {
             until("a checkpointed", || units.iter().any(|u| newest(*u) > 0)).await;
-            let group_b = StoreGroup::join(b.store(), "moves", "g").expect("join b");
+            let group_b = b.membership(Some("g")).expect("join b");
             let control = async {
                 // b resumed a unit it took over and checkpointed it.
                 let mut first_seen: BTreeMap<riffle_cluster::UnitId, u64> = BTreeMap::new();
@@ -390,7 +388,8 @@ fn units_move_between_members_exactly_once() {
                 );
                 stop_a.stop();
                 until("a left", || {
-                    riffle_cluster::Membership::assignment(&group_b, &units)
+                    group_b
+                        .assignment(&units)
                         .is_ok_and(|s| s.members.len() == 1)
                 })
                 .await;
@@ -405,7 +404,7 @@ fn units_move_between_members_exactly_once() {
                     }
                 }
             };
-            let (result, ()) = tokio::join!(b.run(&group_b, &stop_b), control);
+            let (result, ()) = tokio::join!(b.run(group_b.as_ref(), &stop_b), control);
             result.expect("member b");
         };
         tokio::join!(run_a, run_b);
