@@ -57,6 +57,12 @@ pub struct ClusterJob {
     running: std::sync::Mutex<Vec<UnitId>>,
 }
 
+/// How often a unit that failed in this process is restarted before the process gives up.
+const UNIT_RESTARTS: u32 = 3;
+
+/// How long a failed unit waits before it restarts.
+const RESTART_DELAY: Duration = Duration::from_secs(2);
+
 /// A unit running in this process.
 struct Running {
     stop: StopHandle,
@@ -321,6 +327,7 @@ impl ClusterJob {
         let mut running: BTreeMap<UnitId, Running> = BTreeMap::new();
         let mut last_mine: Option<Vec<UnitId>> = None;
         let mut generation: Option<(u64, std::time::Instant)> = None;
+        let mut restarts = Restarts::default();
         loop {
             let ended: Vec<UnitId> = running
                 .iter()
@@ -342,9 +349,11 @@ impl ClusterJob {
                         log(&e.message);
                         continue;
                     }
-                    stop_all(&mut running).await;
-                    self.set_running(&running);
-                    return Err(e);
+                    if let Err(e) = restarts.failed(unit, e) {
+                        stop_all(&mut running).await;
+                        self.set_running(&running);
+                        return Err(e);
+                    }
                 }
             }
             self.set_running(&running);
@@ -385,17 +394,65 @@ impl ClusterJob {
                 continue;
             }
             for unit in &assignment.mine {
-                if running.contains_key(unit) || self.coordination.is_finished(*unit)? {
+                if running.contains_key(unit)
+                    || !restarts.may_start(*unit)
+                    || self.coordination.is_finished(*unit)?
+                {
                     continue;
                 }
                 // The previous owner may still be finishing: try again at the next look.
                 if let Some(lock) = self.coordination.try_acquire(*unit)? {
-                    running.insert(*unit, self.start(*unit, lock)?);
+                    match self.start(*unit, lock) {
+                        Ok(started) => {
+                            running.insert(*unit, started);
+                        }
+                        Err(e) => {
+                            if let Err(e) = restarts.failed(*unit, e) {
+                                stop_all(&mut running).await;
+                                self.set_running(&running);
+                                return Err(e);
+                            }
+                        }
+                    }
                 }
             }
             self.set_running(&running);
             tokio::time::sleep(POLL).await;
         }
+    }
+}
+
+/// The failures of this process's units. A failed unit restarts from its last checkpoint
+/// (here or in the process the assignment gives it to), as Flink restarts a failed task: a
+/// broker that did not answer in time is no reason to end the job. An error that keeps coming
+/// back ends it.
+#[derive(Default)]
+struct Restarts {
+    failures: BTreeMap<UnitId, u32>,
+    retry_at: BTreeMap<UnitId, std::time::Instant>,
+}
+
+impl Restarts {
+    /// Whether `unit` may start now (a failed unit waits [`RESTART_DELAY`]).
+    fn may_start(&self, unit: UnitId) -> bool {
+        self.retry_at
+            .get(&unit)
+            .is_none_or(|at| std::time::Instant::now() >= *at)
+    }
+
+    /// Records that `unit` failed with `error`; the error back when it failed too often.
+    fn failed(&mut self, unit: UnitId, error: ClusterError) -> Result<(), ClusterError> {
+        let count = self.failures.entry(unit).or_insert(0);
+        *count += 1;
+        if *count > UNIT_RESTARTS {
+            return Err(error);
+        }
+        eprintln!(
+            "riffle: {error}; restarting unit {unit} from its last checkpoint (restart {count} of {UNIT_RESTARTS})"
+        );
+        self.retry_at
+            .insert(unit, std::time::Instant::now() + RESTART_DELAY);
+        Ok(())
     }
 }
 
@@ -462,4 +519,28 @@ pub fn run_blocking(graph: &JobGraph, job: &str, group: Option<&str>) -> Result<
         signal.abort();
         result
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_unit_waits_then_restarts_until_it_failed_too_often() {
+        let unit = UnitId { stage: 1, unit: 0 };
+        let other = UnitId { stage: 1, unit: 1 };
+        let mut restarts = Restarts::default();
+        assert!(restarts.may_start(unit));
+        for _ in 0..UNIT_RESTARTS {
+            restarts
+                .failed(unit, ClusterError::new("no answer"))
+                .expect("restarted");
+            assert!(!restarts.may_start(unit));
+            assert!(restarts.may_start(other));
+        }
+        let error = restarts
+            .failed(unit, ClusterError::new("no answer"))
+            .expect_err("failed too often");
+        assert_eq!(error.message, "no answer");
+    }
 }

@@ -15,8 +15,9 @@
 // demand; the classic one can, and replay from checkpointed offsets needs exactly that.
 #![allow(deprecated)]
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -26,7 +27,8 @@ use riffle_store::{
     TopicConfig, TopicInfo, Topics,
 };
 use rocketmq_client_rust::{
-    AclClientRPCHook, ClientRuntime, ClientRuntimeConfig, DefaultMQAdminExt, DefaultMQProducer,
+    AclClientRPCHook, ClientConfig, ClientInstanceHandle, ClientRpcHook, ClientRuntime,
+    ClientRuntimeConfig, DefaultMQAdminExt, DefaultMQProducer,
     DefaultMQPullConsumer, OffsetAdmin, PullStatus, RouteAdmin, SessionCredentials,
     TelemetryHandle, TopicAdmin,
 };
@@ -34,6 +36,10 @@ use rocketmq_model::common::config::TopicConfig as ClusterTopicConfig;
 use rocketmq_model::common::message::message_ext::MessageExt;
 use rocketmq_model::common::message::message_queue::MessageQueue;
 use rocketmq_model::common::message::message_single::Message as ClusterMessage;
+use rocketmq_model::result::PullOutcome;
+use rocketmq_protocol::protocol::header::namesrv::topic_operation_header::TopicRequestHeader;
+use rocketmq_protocol::protocol::header::pull_message_request_header::PullMessageRequestHeader;
+use rocketmq_protocol::rpc::rpc_request_header::RpcRequestHeader;
 use rocketmq_runtime::{RuntimeConfig, RuntimeOwner};
 
 /// How long one request to the name server or a broker may take.
@@ -46,6 +52,14 @@ const PRODUCER_GROUP: &str = "riffle-producer";
 const READER_GROUP: &str = "riffle-reader";
 /// Attribute that makes a topic a compaction topic (settable only at creation).
 const COMPACTION_ATTRIBUTE: (&str, &str) = ("+cleanup.policy", "COMPACTION");
+/// The property marking a message whose body is empty (see [`to_cluster`]).
+const EMPTY_BODY_PROPERTY: &str = "RIFFLE_EMPTY_BODY";
+/// Clients pulling messages in parallel (each handles one request at a time).
+const PULLERS: usize = 8;
+/// The pull request flag that carries the subscription in the request.
+const PULL_FLAG_SUBSCRIPTION: i32 = 1 << 2;
+/// The most bytes one pull may return (a broker's own limit is usually lower).
+const PULL_MAX_BYTES: i32 = 8 << 20;
 /// Read and write permission of a topic.
 const PERM_READ_WRITE: u32 = 6;
 
@@ -132,6 +146,12 @@ pub struct Cluster {
     producer: tokio::sync::Mutex<Option<DefaultMQProducer>>,
     /// Pull consumers by group (the group whose committed offsets they read).
     readers: Mutex<HashMap<String, Arc<DefaultMQPullConsumer>>>,
+    /// Clients that pull messages ([`Cluster::pull`]), started on first use.
+    pullers: Mutex<Vec<Arc<ClientInstanceHandle>>>,
+    /// The next puller to use.
+    next_puller: AtomicUsize,
+    /// Consumer groups this process made known to the broker ([`Cluster::ensure_group`]).
+    known_groups: Mutex<HashSet<String>>,
     /// Queues of each topic in Riffle's order, and their brokers' addresses.
     routes: Mutex<HashMap<String, Arc<Route>>>,
 }
@@ -201,6 +221,9 @@ impl Cluster {
             admin,
             producer: tokio::sync::Mutex::new(None),
             readers: Mutex::new(HashMap::new()),
+            pullers: Mutex::new(Vec::new()),
+            next_puller: AtomicUsize::new(0),
+            known_groups: Mutex::new(HashSet::new()),
             routes: Mutex::new(HashMap::new()),
         };
         // Fail now, naming the address, rather than at the first read.
@@ -357,6 +380,111 @@ impl Cluster {
         Ok(consumer)
     }
 
+    /// Makes the broker know consumer group `group` before its first offset commit: a broker
+    /// refuses to store offsets of a group it has no subscription entry for, and creates that
+    /// entry (auto-create, on by default) when the group first pulls — which a group that only
+    /// commits what another consumer read (a shuffle source's status group) never does.
+    fn ensure_group(&self, group: &str, mq: &MessageQueue) -> Result<()> {
+        let known = self
+            .known_groups
+            .lock()
+            .map_err(|_| StoreError::Remote("group registry poisoned".into()))?
+            .contains(group);
+        if known {
+            return Ok(());
+        }
+        let addr = self.master_of(mq)?;
+        self.pull(group, mq, &addr, 0, 1)?;
+        self.known_groups
+            .lock()
+            .map_err(|_| StoreError::Remote("group registry poisoned".into()))?
+            .insert(group.to_string());
+        Ok(())
+    }
+
+    /// The master broker's address of a queue.
+    fn master_of(&self, mq: &MessageQueue) -> Result<String> {
+        let route = self.route(mq.topic())?;
+        route.brokers.get(mq.broker_name().as_str()).cloned().ok_or_else(|| {
+            StoreError::Remote(format!(
+                "no master broker of '{}' serves topic '{}'",
+                mq.broker_name(),
+                mq.topic()
+            ))
+        })
+    }
+
+    /// One of the process's pulling clients, started on first use (round robin over
+    /// [`PULLERS`]: a client handles one request at a time).
+    fn puller(&self) -> Result<Arc<ClientInstanceHandle>> {
+        let mut pullers = self
+            .pullers
+            .lock()
+            .map_err(|_| StoreError::Remote("puller registry poisoned".into()))?;
+        let index = self.next_puller.fetch_add(1, Ordering::Relaxed) % PULLERS;
+        if let Some(puller) = pullers.get(index) {
+            return Ok(puller.clone());
+        }
+        let (_, runtime) = client_runtime()?;
+        let mut config = ClientConfig::default();
+        config.set_namesrv_addr(self.namesrv.as_str().into());
+        config.set_instance_name(format!("riffle-puller-{}", std::process::id()).into());
+        let hook = self.acl.clone().map(|h| h as Arc<ClientRpcHook>);
+        let domain = pullers.len() as u64 + 1;
+        let handle = ClientInstanceHandle::get_or_create(runtime, domain, config, hook)
+            .map_err(|e| self.error("creating a pulling client", e))?;
+        self.call("starting a pulling client", |_| handle.start())?;
+        let handle = Arc::new(handle);
+        pullers.push(handle.clone());
+        Ok(handle)
+    }
+
+    /// Pulls up to `max` messages of queue `mq` from offset `offset` as consumer group `group`:
+    /// one plain request to the queue's broker. Riffle does not use the client's pull consumer
+    /// here: it subscribes to every topic it pulls, and every new subscription makes the client
+    /// refresh all routes, rebalance the group and start background pulls of the queues the
+    /// rebalance gave it — which stalled pulls for seconds once a job read dozens of topics.
+    fn pull(
+        &self,
+        group: &str,
+        mq: &MessageQueue,
+        addr: &str,
+        offset: u64,
+        max: i32,
+    ) -> Result<PullOutcome<MessageExt>> {
+        let puller = self.puller()?;
+        let header = PullMessageRequestHeader {
+            consumer_group: group.into(),
+            topic: mq.topic().clone(),
+            queue_id: mq.queue_id(),
+            queue_offset: offset as i64,
+            max_msg_nums: max,
+            // The subscription travels with the request ("*": every tag), so the broker needs
+            // no registered consumer; no offset commit, no long polling.
+            sys_flag: PULL_FLAG_SUBSCRIPTION,
+            commit_offset: 0,
+            suspend_timeout_millis: 0,
+            sub_version: 0,
+            subscription: Some("*".into()),
+            expression_type: Some("TAG".into()),
+            max_msg_bytes: Some(PULL_MAX_BYTES),
+            topic_request: Some(TopicRequestHeader {
+                lo: None,
+                rpc: Some(RpcRequestHeader {
+                    namespace: None,
+                    namespaced: None,
+                    broker_name: Some(mq.broker_name().clone()),
+                    oneway: None,
+                }),
+            }),
+            ..PullMessageRequestHeader::default()
+        };
+        let timeout = REQUEST_TIMEOUT.as_millis() as u64;
+        self.call("pulling messages", |_| {
+            puller.pull_outcome_from_broker(addr, header, timeout)
+        })
+    }
+
     /// Sends `messages` to one queue, starting the producer on first use.
     fn send(&self, mq: &MessageQueue, messages: Vec<ClusterMessage>) -> Result<()> {
         let (_, runtime) = client_runtime()?;
@@ -407,12 +535,13 @@ impl Cluster {
 /// A stored message as Riffle's connector and CLI see it.
 fn to_stored(queue: u32, m: &MessageExt) -> StoredMessage {
     let system = &rocketmq_model::common::message::STRING_HASH_SET;
-    let properties = m
+    let mut properties: BTreeMap<String, String> = m
         .properties()
         .iter()
         .filter(|(k, _)| !system.contains(k.as_str()))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
+    let empty = properties.remove(EMPTY_BODY_PROPERTY).is_some();
     StoredMessage {
         queue,
         offset: m.queue_offset().max(0) as u64,
@@ -424,7 +553,10 @@ fn to_stored(queue: u32, m: &MessageExt) -> StoredMessage {
                 .map(|t| t.to_string())
                 .filter(|t| !t.is_empty()),
             properties,
-            body: m.body().map(|b| b.to_vec()).unwrap_or_default(),
+            body: match m.body() {
+                Some(body) if !empty => body.to_vec(),
+                _ => Vec::new(),
+            },
             born_timestamp: m.born_timestamp(),
         },
     }
@@ -432,7 +564,14 @@ fn to_stored(queue: u32, m: &MessageExt) -> StoredMessage {
 
 /// A Riffle message as a client message for `topic`.
 fn to_cluster(topic: &str, m: &Message) -> Result<ClusterMessage> {
-    let mut builder = ClusterMessage::builder().topic(topic).body_slice(&m.body);
+    // A broker refuses an empty body: one byte stands in for it, and the property says so.
+    let body: &[u8] = if m.body.is_empty() { b"-" } else { &m.body };
+    let mut builder = ClusterMessage::builder().topic(topic).body_slice(body);
+    if m.body.is_empty() {
+        builder = builder
+            .raw_property(EMPTY_BODY_PROPERTY, "1")
+            .map_err(|e| StoreError::Invalid(format!("message property: {e}")))?;
+    }
     if let Some(tag) = &m.tag {
         builder = builder.tags(tag.as_str());
     }
@@ -607,20 +746,17 @@ impl Topics for Cluster {
 
     fn read(&self, topic: &str, queue: u32, offset: u64, max: usize) -> Result<Vec<StoredMessage>> {
         let route = self.route(topic)?;
-        let (mq, _) = route.queue(topic, queue)?;
-        let reader = self.reader(READER_GROUP)?;
+        let (mq, addr) = route.queue(topic, queue)?;
         let max = i32::try_from(max.clamp(1, 1024)).unwrap_or(1024);
         let mut from = offset;
         // An offset below the queue's minimum (retention removed it) starts at the minimum, as
         // the embedded store does; one retry is enough.
         for _ in 0..2 {
-            let result = self.call("pulling messages", |_| {
-                reader.pull(mq, "*", from as i64, max)
-            })?;
+            let result = self.pull(READER_GROUP, mq, addr, from, max)?;
             match result.pull_status() {
                 PullStatus::Found => {
                     return Ok(result
-                        .msg_found_list()
+                        .messages()
                         .unwrap_or_default()
                         .iter()
                         .filter(|m| m.queue_offset() >= from as i64)
@@ -691,6 +827,7 @@ impl Topics for Cluster {
         let route = self.route(topic)?;
         for &(queue, offset) in offsets {
             let (mq, addr) = route.queue(topic, queue)?;
+            self.ensure_group(group, mq)?;
             self.call("committing an offset", |c| {
                 c.admin
                     .update_consume_offset(addr.into(), group.into(), mq.clone(), offset)
