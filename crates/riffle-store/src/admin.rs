@@ -490,15 +490,17 @@ pub fn consume(
     if let Some(group) = &options.group {
         crate::store::validate_name("group", group)?;
     }
+    // (queue, next offset, end offset when consumption started).
     let mut positions = Vec::with_capacity(queues.len());
     for &q in &queues {
-        positions.push((q, start_offset(store, topic, q, options)?));
+        let end = store.queue_info(topic, q)?.max_offset;
+        positions.push((q, start_offset(store, topic, q, options)?, end));
     }
     let limit = options.max.unwrap_or(u64::MAX);
     let mut written = 0u64;
     loop {
         let mut progressed = false;
-        for (queue, next) in positions.iter_mut() {
+        for (queue, next, end) in positions.iter_mut() {
             loop {
                 let want = usize::try_from(limit - written)
                     .unwrap_or(usize::MAX)
@@ -520,7 +522,8 @@ pub fn consume(
                 if let Some(group) = &options.group {
                     store.commit_offsets(group, topic, &[(*queue, *next)])?;
                 }
-                if batch.len() < want && !options.follow {
+                // A short read is not the end: a broker caps what one pull returns.
+                if !options.follow && *next >= *end {
                     break;
                 }
             }
