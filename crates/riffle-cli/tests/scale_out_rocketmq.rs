@@ -116,14 +116,26 @@ END;
 /// Every message of a topic as (queue, offset, keys, body), once at least `expected` messages
 /// are readable and two reads a second apart agree (a broker makes fresh messages readable a
 /// little after it stored them).
-fn messages(dir: &Path, namesrv: &str, topic: &str, expected: usize) -> Vec<(u64, u64, String, String)> {
+fn messages(
+    dir: &Path,
+    namesrv: &str,
+    topic: &str,
+    expected: usize,
+) -> Vec<(u64, u64, String, String)> {
     let deadline = Instant::now() + HUNG;
     let mut previous = Vec::new();
     loop {
         let out = ok(
             dir,
             &[
-                "topic", "consume", topic, "--from", "earliest", "--format", "json", "--namesrv",
+                "topic",
+                "consume",
+                topic,
+                "--from",
+                "earliest",
+                "--format",
+                "json",
+                "--namesrv",
                 namesrv,
             ],
         );
@@ -296,7 +308,12 @@ fn three_processes_on_a_rocketmq_cluster_one_killed_one_joining_equal_the_plain_
         })
         .collect();
     let customers: String = (0..CUSTOMERS)
-        .map(|i| format!("{{\"customer\":\"c{i}\",\"region\":\"r{}\"}}\n", i % REGIONS))
+        .map(|i| {
+            format!(
+                "{{\"customer\":\"c{i}\",\"region\":\"r{}\"}}\n",
+                i % REGIONS
+            )
+        })
         .collect();
     std::fs::write(dir.join("orders.jsonl"), orders).expect("orders");
     std::fs::write(dir.join("customers.jsonl"), customers).expect("customers");
@@ -307,7 +324,15 @@ fn three_processes_on_a_rocketmq_cluster_one_killed_one_joining_equal_the_plain_
         let topic = format!("{table}_{suffix}");
         ok(
             dir,
-            &["topic", "create", &topic, "--queues", queues, "--namesrv", &namesrv],
+            &[
+                "topic",
+                "create",
+                &topic,
+                "--queues",
+                queues,
+                "--namesrv",
+                &namesrv,
+            ],
         );
         ok(
             dir,
@@ -327,7 +352,11 @@ fn three_processes_on_a_rocketmq_cluster_one_killed_one_joining_equal_the_plain_
         messages(dir, &namesrv, &topic, count);
     }
 
-    std::fs::write(dir.join("reference.sql"), job(&namesrv, &suffix, "reference")).unwrap();
+    std::fs::write(
+        dir.join("reference.sql"),
+        job(&namesrv, &suffix, "reference"),
+    )
+    .unwrap();
     ok(dir, &["run", "reference.sql", "--job-id", "reference"]);
     let reference = outcome(dir, &namesrv, "reference", &suffix);
     assert_eq!(reference.regions.len(), REGIONS);
@@ -381,7 +410,12 @@ fn three_processes_on_a_rocketmq_cluster_one_killed_one_joining_equal_the_plain_
     // d joined a group of three.
     assert!(members[3].log().contains(" of 3: units"), "{all}");
     let units = outcome(dir, &namesrv, "units", &suffix);
-    assert_same("the per-region sink", &reference.regions, &units.regions, &all);
+    assert_same(
+        "the per-region sink",
+        &reference.regions,
+        &units.regions,
+        &all,
+    );
     assert_same(
         "the per-customer sink",
         &reference.customers,
@@ -390,5 +424,10 @@ fn three_processes_on_a_rocketmq_cluster_one_killed_one_joining_equal_the_plain_
     );
     // Exactly once: the joined rows, none lost and none twice.
     assert_eq!(units.enriched.len(), ORDERS, "{all}");
-    assert_same("the joined rows", &reference.enriched, &units.enriched, &all);
+    assert_same(
+        "the joined rows",
+        &reference.enriched,
+        &units.enriched,
+        &all,
+    );
 }

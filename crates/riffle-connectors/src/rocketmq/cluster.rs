@@ -28,9 +28,8 @@ use riffle_store::{
 };
 use rocketmq_client_rust::{
     AclClientRPCHook, ClientConfig, ClientInstanceHandle, ClientRpcHook, ClientRuntime,
-    ClientRuntimeConfig, DefaultMQAdminExt, DefaultMQProducer,
-    DefaultMQPullConsumer, OffsetAdmin, PullStatus, RouteAdmin, SessionCredentials,
-    TelemetryHandle, TopicAdmin,
+    ClientRuntimeConfig, DefaultMQAdminExt, DefaultMQProducer, DefaultMQPullConsumer, OffsetAdmin,
+    PullStatus, RouteAdmin, SessionCredentials, TelemetryHandle, TopicAdmin,
 };
 use rocketmq_model::common::config::TopicConfig as ClusterTopicConfig;
 use rocketmq_model::common::message::message_ext::MessageExt;
@@ -405,13 +404,17 @@ impl Cluster {
     /// The master broker's address of a queue.
     fn master_of(&self, mq: &MessageQueue) -> Result<String> {
         let route = self.route(mq.topic())?;
-        route.brokers.get(mq.broker_name().as_str()).cloned().ok_or_else(|| {
-            StoreError::Remote(format!(
-                "no master broker of '{}' serves topic '{}'",
-                mq.broker_name(),
-                mq.topic()
-            ))
-        })
+        route
+            .brokers
+            .get(mq.broker_name().as_str())
+            .cloned()
+            .ok_or_else(|| {
+                StoreError::Remote(format!(
+                    "no master broker of '{}' serves topic '{}'",
+                    mq.broker_name(),
+                    mq.topic()
+                ))
+            })
     }
 
     /// One of the process's pulling clients, started on first use (round robin over
