@@ -357,7 +357,9 @@ fn three_processes_on_a_rocketmq_cluster_one_killed_one_joining_equal_the_plain_
         job(&namesrv, &suffix, "reference"),
     )
     .unwrap();
+    let plain = Instant::now();
     ok(dir, &["run", "reference.sql", "--job-id", "reference"]);
+    let plain = plain.elapsed();
     let reference = outcome(dir, &namesrv, "reference", &suffix);
     assert_eq!(reference.regions.len(), REGIONS);
     assert_eq!(reference.customers.len(), CUSTOMERS);
@@ -365,6 +367,7 @@ fn three_processes_on_a_rocketmq_cluster_one_killed_one_joining_equal_the_plain_
 
     std::fs::write(dir.join("units.sql"), job(&namesrv, &suffix, "units")).unwrap();
     let job_id = format!("units-{suffix}");
+    let group = Instant::now();
     let mut members: Vec<Member> = ["a", "b", "c"]
         .iter()
         .map(|name| Member::start(dir, name, &job_id))
@@ -404,9 +407,14 @@ fn three_processes_on_a_rocketmq_cluster_one_killed_one_joining_equal_the_plain_
             logs(&members)
         );
     }
+    let group = group.elapsed();
     let all = logs(&members);
-    // The members' progress lines, for `--nocapture` (restarts, hand-overs, restores).
-    eprintln!("{all}");
+    // The members' progress lines and the wall times, for `--nocapture` (not checked).
+    eprintln!(
+        "{all}\nplain run {} ms; group (3 processes, one killed, one joining) {} ms",
+        plain.as_millis(),
+        group.as_millis()
+    );
     // d joined a group of three.
     assert!(members[3].log().contains(" of 3: units"), "{all}");
     let units = outcome(dir, &namesrv, "units", &suffix);
