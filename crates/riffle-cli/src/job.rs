@@ -1,6 +1,6 @@
 //! `riffle job status JOB --group NAME`: the processes of a job run with `riffle run --group`,
 //! the units each one runs, the lag of every unit's input queues and the state size per
-//! operator (see docs/scale-out.md).
+//! operator (see docs/scale-out.md), on the embedded store or a RocketMQ cluster.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,18 +33,30 @@ enum JobCommand {
         /// `text` (default) or `json`.
         #[arg(long = "format", value_name = "FORMAT", default_value = "text")]
         format: String,
+        /// Read the job from the RocketMQ cluster behind this name server (a job whose tables
+        /// name one); by default the checkpoint directory's plan says where the job is.
+        #[arg(long = "namesrv", value_name = "HOST:PORT")]
+        namesrv: Option<String>,
     },
 }
 
 /// Runs `riffle job` and returns its exit code.
 pub fn run(args: JobArgs) -> ExitCode {
     match args.command {
+        JobCommand::Status { ref format, .. } if format != "text" && format != "json" => {
+            eprintln!("error: unknown format '{format}' (text or json)");
+            ExitCode::from(2)
+        }
         JobCommand::Status {
             job,
             group,
             checkpoint_dir,
             format,
-        } => match riffle_cluster::status::read(&checkpoint_dir, &job, &group) {
+            namesrv,
+        } => match match &namesrv {
+            Some(namesrv) => riffle_cluster::status::read_cluster(namesrv, &job, &group),
+            None => riffle_cluster::status::read(&checkpoint_dir, &job, &group),
+        } {
             Ok(status) if format == "json" => match serde_json::to_string_pretty(&status) {
                 Ok(text) => {
                     println!("{text}");

@@ -2,6 +2,9 @@
 //! upsert topics) split into per-queue units over shuffle topics gives the same final sink
 //! contents as a plain `riffle run` of the same input.
 
+#[path = "support/status.rs"]
+mod status_support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -176,6 +179,19 @@ fn one_process_group_equals_the_plain_run() {
         "{topics}"
     );
     let status = ok(dir, &["job", "status", "units", "--group", "g"]);
+    insta::assert_snapshot!(
+        "finished_job_status_text",
+        status_support::normalize_text(&status)
+    );
+    let json: serde_json::Value = serde_json::from_str(&ok(
+        dir,
+        &["job", "status", "units", "--group", "g", "--format", "json"],
+    ))
+    .expect("status json");
+    insta::assert_json_snapshot!(
+        "finished_job_status_json",
+        status_support::normalize_json(json)
+    );
     assert!(status.contains("0 process(es)"), "{status}");
     assert!(
         !status.contains("waiting") && !status.contains("running"),

@@ -10,6 +10,9 @@
 //! aggregations end as after a plain `riffle run`, and the append-only topic holds exactly the
 //! plain run's rows — none lost, none twice.
 
+#[path = "support/status.rs"]
+mod status_support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -398,6 +401,37 @@ fn three_processes_on_a_rocketmq_cluster_one_killed_one_joining_equal_the_plain_
         ms[0].log().contains(" of 2: units") && ms[2].log().contains(" of 2: units")
     });
     members.push(Member::start(dir, "d", &job_id));
+    // `riffle job status` reads the job from the cluster, from any directory: the three live
+    // processes and their units.
+    let status = |format: &str| {
+        ok(
+            dir,
+            &[
+                "job",
+                "status",
+                &job_id,
+                "--group",
+                "g",
+                "--namesrv",
+                &namesrv,
+                "--format",
+                format,
+            ],
+        )
+    };
+    let deadline = Instant::now() + HUNG;
+    loop {
+        let text = status("text");
+        if text.contains(": 3 process(es)") && text.contains("running") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline && members[0].child.try_wait().expect("poll").is_none(),
+            "the status never showed three processes running units:\n{text}\n{}",
+            logs(&members)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     for i in [0, 2, 3] {
         let status = wait_exit(&mut members[i]);
         assert!(
@@ -417,6 +451,19 @@ fn three_processes_on_a_rocketmq_cluster_one_killed_one_joining_equal_the_plain_
     );
     // d joined a group of three.
     assert!(members[3].log().contains(" of 3: units"), "{all}");
+    // The finished job: no process left, every unit finished, every input queue consumed to
+    // its end, the state of every stateful operator (sizes vary from run to run).
+    let text = status("text").replace(&suffix, "<suffix>");
+    insta::assert_snapshot!(
+        "cluster_finished_job_status_text",
+        status_support::normalize_text(&text)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&status("json").replace(&suffix, "<suffix>")).expect("status json");
+    insta::assert_json_snapshot!(
+        "cluster_finished_job_status_json",
+        status_support::normalize_json(json)
+    );
     let units = outcome(dir, &namesrv, "units", &suffix);
     assert_same(
         "the per-region sink",

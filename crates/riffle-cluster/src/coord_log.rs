@@ -64,6 +64,8 @@ struct View {
     finished: BTreeSet<UnitId>,
     /// The id of every member's last claim folded.
     last_claim: BTreeMap<String, String>,
+    /// The job's plan for `riffle job status`, as the latest `plan` event holds it.
+    plan: Option<Vec<u8>>,
     /// When the view last read the queue to its end.
     read_at: Option<Instant>,
 }
@@ -111,6 +113,7 @@ impl View {
                     self.finished.insert(unit);
                 }
             }
+            "plan" => self.plan = Some(message.body.clone()),
             _ => {}
         }
     }
@@ -204,6 +207,17 @@ impl CoordLog {
         self.append_with(kind, unit, None)
     }
 
+    /// Publishes the job's plan (`plan.json`'s text) for `riffle job status`, which reads it
+    /// from the topic when the processes share no directory with it.
+    pub fn publish_plan(&self, plan: &[u8]) -> Result<(), ClusterError> {
+        let mut m = Message::new(plan.to_vec()).with_key("plan".to_string());
+        m.properties.insert(KIND.into(), "plan".into());
+        m.properties.insert(MEMBER.into(), self.member.clone());
+        self.topics
+            .append_batch(&self.topic, 0, &[m])
+            .map_err(|e| self.error(e))
+    }
+
     fn append_with(
         &self,
         kind: &str,
@@ -295,6 +309,59 @@ impl Drop for CoordLog {
     fn drop(&mut self) {
         self.leave();
     }
+}
+
+/// What a job's coordination topic says, for `riffle job status`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupSnapshot {
+    /// The live members, sorted (a member is live while its last heartbeat is less than a
+    /// lease older than the newer of the topic's newest event and this machine's clock).
+    pub members: Vec<String>,
+    /// The owner of every owned unit.
+    pub owners: BTreeMap<UnitId, String>,
+    /// The finished units.
+    pub finished: BTreeSet<UnitId>,
+    /// The latest published plan (`plan.json`'s text).
+    pub plan: Option<Vec<u8>>,
+}
+
+/// Reads job `job`'s coordination topic without joining it.
+pub fn snapshot(topics: &dyn Topics, job: &str) -> Result<GroupSnapshot, ClusterError> {
+    let topic = topic_name(job);
+    let lease_ms = LEASE.as_millis() as i64;
+    let error = |e: StoreError| ClusterError::new(format!("coordination topic '{topic}': {e}"));
+    let mut view = View::default();
+    loop {
+        let read = topics.read(&topic, 0, view.next, 1024).map_err(error)?;
+        let Some(last) = read.last() else { break };
+        view.next = last.offset + 1;
+        for stored in &read {
+            view.fold(stored.store_timestamp, &stored.message, lease_ms);
+        }
+    }
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+        .max(view.latest);
+    let members: Vec<String> = view
+        .beats
+        .keys()
+        .filter(|m| view.alive(m, now, lease_ms))
+        .cloned()
+        .collect();
+    let owners = view
+        .owners
+        .iter()
+        .filter(|(_, owner)| members.contains(owner))
+        .map(|(unit, owner)| (*unit, owner.clone()))
+        .collect();
+    Ok(GroupSnapshot {
+        members,
+        owners,
+        finished: view.finished,
+        plan: view.plan,
+    })
 }
 
 /// Releases a claimed unit when dropped.
@@ -450,6 +517,32 @@ mod tests {
         let _taken = b.try_acquire(UNIT).unwrap().expect("b takes a's unit");
         assert!(b.still_owns(UNIT).unwrap());
         assert!(!a.still_owns(UNIT).unwrap());
+    }
+
+    #[test]
+    fn a_snapshot_shows_members_owners_finished_units_and_the_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = LogCoordination(CoordLog::join(topics(dir.path()), "j", LEASE).unwrap());
+        let b = CoordLog::join(topics(dir.path()), "j", LEASE).unwrap();
+        let _held = a.try_acquire(UNIT).unwrap().expect("a takes the unit");
+        let done = UnitId { stage: 0, unit: 0 };
+        a.mark_finished(done).unwrap();
+        a.0.publish_plan(b"{\"job\":\"j\"}").unwrap();
+        let seen = snapshot(topics(dir.path()).as_ref(), "j").unwrap();
+        let mut members = vec![a.0.member().to_string(), b.member().to_string()];
+        members.sort();
+        assert_eq!(seen.members, members);
+        assert_eq!(seen.owners.get(&UNIT), Some(&a.0.member().to_string()));
+        assert!(seen.finished.contains(&done));
+        assert_eq!(seen.plan.as_deref(), Some(&b"{\"job\":\"j\"}"[..]));
+        drop(b);
+        assert_eq!(
+            snapshot(topics(dir.path()).as_ref(), "j")
+                .unwrap()
+                .members
+                .len(),
+            1
+        );
     }
 
     #[test]

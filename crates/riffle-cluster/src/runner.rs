@@ -169,6 +169,11 @@ impl ClusterJob {
             .map_err(|e| ClusterError::new(format!("cannot create {}: {e}", dir.display())))?;
         let text = serde_json::to_string_pretty(&file)
             .map_err(|e| ClusterError::new(format!("cannot encode the plan: {e}")))?;
+        // On a cluster the processes share no directory with `riffle job status`: the plan
+        // goes to the coordination topic too.
+        if let Some(log) = &self.log {
+            log.publish_plan(text.as_bytes())?;
+        }
         let path = dir.join(PLAN_FILE);
         let temp = dir.join(format!("{PLAN_FILE}.{}", std::process::id()));
         std::fs::write(&temp, text)

@@ -168,6 +168,7 @@ fn open_sink(
         next_queue: subtask.index as u32,
         staged: BTreeMap::new(),
         transaction: None,
+        watermark: i64::MIN,
     }))
 }
 
@@ -185,6 +186,8 @@ pub struct ShuffleSink {
     staged: BTreeMap<u32, Vec<Message>>,
     /// Exactly-once: the transactional id (else messages are published on every write).
     transaction: Option<String>,
+    /// The newest watermark written.
+    watermark: i64,
 }
 
 impl ShuffleSink {
@@ -267,6 +270,13 @@ impl SinkWriter for ShuffleSink {
     }
 
     fn write_watermark(&mut self, watermark: i64) -> Result<()> {
+        // A marker that does not raise this producer's watermark tells the consumers nothing
+        // (the end of input can be reported twice, the second time in a later checkpoint, where
+        // a consumer that ended at the first one would never read it).
+        if watermark <= self.watermark {
+            return Ok(());
+        }
+        self.watermark = watermark;
         for queue in 0..self.queues {
             let messages = self.staged.entry(queue).or_default();
             // A marker right after this producer's previous one replaces it: nothing of this

@@ -153,6 +153,18 @@ impl StateTopic {
         Ok(Some(checkpoint))
     }
 
+    /// The newest complete checkpoint in the unit's queue: its number and the size of each of
+    /// its files (for `riffle job status`).
+    pub fn newest_sizes(&self) -> Result<Option<(u64, FileSizes)>, ClusterError> {
+        Ok(self.newest()?.map(|(checkpoint, files)| {
+            let sizes = files
+                .into_iter()
+                .map(|(path, bytes)| (path, bytes.len() as u64))
+                .collect();
+            (checkpoint, sizes)
+        }))
+    }
+
     /// The newest complete checkpoint in the unit's queue: its number and files.
     fn newest(&self) -> Result<Option<(u64, Files)>, ClusterError> {
         let info = self
@@ -212,6 +224,9 @@ impl StateTopic {
 
 /// A checkpoint's files: (path relative to its directory, bytes).
 type Files = Vec<(String, Vec<u8>)>;
+
+/// The sizes of a checkpoint's files: (path relative to its directory, bytes).
+pub type FileSizes = Vec<(String, u64)>;
 
 /// Removes every `chk-<n>` directory of `job_dir` but `keep`.
 fn remove_checkpoints_except(job_dir: &Path, keep: Option<u64>) -> Result<(), ClusterError> {

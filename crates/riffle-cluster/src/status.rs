@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use riffle_store::membership::{allocate_averagely, members as group_members};
 
 use crate::membership::group_name;
+use crate::state_topic::{FileSizes, StateTopic};
 use crate::units::UnitId;
 use crate::ClusterError;
 
@@ -97,7 +98,9 @@ pub struct JobStatus {
     pub state: Vec<OperatorState>,
 }
 
-/// Reads the status of job `job` in group `group` whose checkpoints live under `root`.
+/// Reads the status of job `job` in group `group` whose checkpoints live under `root`: from
+/// the embedded store and that directory, or — when the job's topics are on a RocketMQ
+/// cluster — from the cluster ([`read_cluster`]).
 pub fn read(root: &Path, job: &str, group: &str) -> Result<JobStatus, ClusterError> {
     let cluster = root.join(format!("{job}.cluster"));
     let plan_path = cluster.join(PLAN_FILE);
@@ -111,40 +114,127 @@ pub fn read(root: &Path, job: &str, group: &str) -> Result<JobStatus, ClusterErr
     let plan: PlanFile = serde_json::from_str(&text)
         .map_err(|e| ClusterError::new(format!("{} is corrupted: {e}", plan_path.display())))?;
     if let Some(namesrv) = &plan.namesrv {
-        return Err(ClusterError::new(format!(
-            "unsupported feature: `riffle job status` of a job whose topics are on a RocketMQ cluster (name server {namesrv}); its processes coordinate through the topic '{}' there",
-            crate::coord_log::topic_name(job)
-        )));
+        return read_cluster(namesrv, job, group);
     }
     let store = riffle_connectors::rocketmq::shared_store(&plan.store_dir)?;
     let infos = group_members(&store, &group_name(job, group))
         .map_err(|e| ClusterError::new(format!("group '{group}': {e}")))?;
     let members: Vec<String> = infos.iter().map(|m| m.id.clone()).collect();
-    let all: Vec<UnitId> = plan
-        .stages
-        .iter()
-        .enumerate()
-        .flat_map(|(stage, s)| (0..s.units).map(move |unit| UnitId { stage, unit }))
-        .collect();
-    let owners: Vec<(String, Vec<UnitId>)> = members
-        .iter()
-        .map(|m| (m.clone(), allocate_averagely(&all, &members, m)))
-        .collect();
-    let mut units = Vec::new();
-    let mut state: Vec<OperatorState> = Vec::new();
-    for unit in &all {
-        let stage = &plan.stages[unit.stage];
+    let mut status = JobStatus::new(job, group, members);
+    for unit in plan.units() {
         let finished = cluster.join(format!("{unit}.finished")).exists();
         let locked = std::fs::File::open(cluster.join(format!("{unit}.lock")))
             .map(|f| f.try_lock_shared().is_err())
             .unwrap_or(false);
-        let unit_state = if finished {
+        let job_dir = root.join(unit.job_id(job));
+        let checkpoint = newest_checkpoint(&job_dir).map(|n| {
+            let files = std::fs::read_dir(job_dir.join(format!("chk-{n}")))
+                .map(|entries| {
+                    entries
+                        .flatten()
+                        .map(|e| {
+                            (
+                                e.file_name().to_string_lossy().into_owned(),
+                                size_of(&e.path()),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            (n, files)
+        });
+        status.add_unit(&plan, store.as_ref(), unit, finished, locked, checkpoint);
+    }
+    Ok(status)
+}
+
+/// Reads the status of job `job` whose topics are on the RocketMQ cluster behind `namesrv`:
+/// the plan, the live processes, who owns which unit and which units finished come from the
+/// job's coordination topic, the lag from the consumer groups' committed offsets, checkpoints
+/// and state sizes from the state topics. On a cluster every process of the job is one group;
+/// `group` is only shown.
+pub fn read_cluster(namesrv: &str, job: &str, group: &str) -> Result<JobStatus, ClusterError> {
+    let topics = riffle_connectors::rocketmq::cluster::connect_namesrv(namesrv)
+        .map_err(|e| ClusterError::new(format!("RocketMQ cluster at {namesrv}: {e}")))?;
+    let seen = crate::coord_log::snapshot(topics.as_ref(), job).map_err(|e| {
+        ClusterError::new(format!(
+            "job '{job}' has not run with --group on the RocketMQ cluster at {namesrv} ({e})"
+        ))
+    })?;
+    let text = seen.plan.as_deref().ok_or_else(|| {
+        ClusterError::new(format!(
+            "job '{job}': its coordination topic on the RocketMQ cluster at {namesrv} holds no plan"
+        ))
+    })?;
+    let plan: PlanFile = serde_json::from_slice(text).map_err(|e| {
+        ClusterError::new(format!("job '{job}': its published plan is corrupted: {e}"))
+    })?;
+    let topics: std::sync::Arc<dyn riffle_store::Topics> = topics;
+    let mut status = JobStatus::new(job, group, seen.members.clone());
+    for unit in plan.units() {
+        let checkpoint = StateTopic::new(topics.clone(), job, unit).newest_sizes()?;
+        status.add_unit(
+            &plan,
+            topics.as_ref(),
+            unit,
+            seen.finished.contains(&unit),
+            seen.owners.contains_key(&unit),
+            checkpoint,
+        );
+    }
+    Ok(status)
+}
+
+impl PlanFile {
+    /// Every unit of the plan, sorted.
+    fn units(&self) -> Vec<UnitId> {
+        self.stages
+            .iter()
+            .enumerate()
+            .flat_map(|(stage, s)| (0..s.units).map(move |unit| UnitId { stage, unit }))
+            .collect()
+    }
+}
+
+impl JobStatus {
+    fn new(job: &str, group: &str, members: Vec<String>) -> Self {
+        Self {
+            job: job.to_string(),
+            group: group.to_string(),
+            members,
+            units: Vec::new(),
+            state: Vec::new(),
+        }
+    }
+
+    /// Adds `unit`'s line — its owner by the members' assignment, the lag of its input queues
+    /// in `store` — and its newest checkpoint's files, (name relative to the checkpoint,
+    /// bytes), to the state of its operators.
+    fn add_unit(
+        &mut self,
+        plan: &PlanFile,
+        store: &dyn riffle_store::Topics,
+        unit: UnitId,
+        finished: bool,
+        running: bool,
+        checkpoint: Option<(u64, FileSizes)>,
+    ) {
+        let Some(stage) = plan.stages.get(unit.stage) else {
+            return;
+        };
+        let state = if finished {
             "finished"
-        } else if locked {
+        } else if running {
             "running"
         } else {
             "waiting"
         };
+        let all = plan.units();
+        let owner = self
+            .members
+            .iter()
+            .find(|m| allocate_averagely(&all, &self.members, m).contains(&unit))
+            .cloned();
         let mut lag = Vec::new();
         for (topic, group) in &stage.inputs {
             let Ok(config) = store.topic_config(topic) else {
@@ -167,46 +257,34 @@ pub fn read(root: &Path, job: &str, group: &str) -> Result<JobStatus, ClusterErr
                 });
             }
         }
-        let job_dir = root.join(unit.job_id(job));
-        let checkpoint = newest_checkpoint(&job_dir);
-        if let Some(n) = checkpoint {
-            for (op, bytes) in state_sizes(&job_dir.join(format!("chk-{n}"))) {
-                let label = stage
-                    .operators
-                    .get(op)
-                    .cloned()
-                    .unwrap_or_else(|| format!("operator {op}"));
-                match state
-                    .iter_mut()
-                    .find(|s| s.stage == unit.stage && s.operator == label)
-                {
-                    Some(s) => s.bytes += bytes,
-                    None => state.push(OperatorState {
-                        stage: unit.stage,
-                        operator: label,
-                        bytes,
-                    }),
-                }
+        let number = checkpoint.as_ref().map(|(n, _)| *n);
+        for (op, bytes) in per_operator(checkpoint.map(|(_, files)| files).unwrap_or_default()) {
+            let label = stage
+                .operators
+                .get(op)
+                .cloned()
+                .unwrap_or_else(|| format!("operator {op}"));
+            match self
+                .state
+                .iter_mut()
+                .find(|s| s.stage == unit.stage && s.operator == label)
+            {
+                Some(s) => s.bytes += bytes,
+                None => self.state.push(OperatorState {
+                    stage: unit.stage,
+                    operator: label,
+                    bytes,
+                }),
             }
         }
-        units.push(UnitStatus {
+        self.units.push(UnitStatus {
             unit: unit.to_string(),
-            state: unit_state.to_string(),
-            owner: owners
-                .iter()
-                .find(|(_, mine)| mine.contains(unit))
-                .map(|(m, _)| m.clone()),
+            state: state.to_string(),
+            owner,
             lag,
-            checkpoint,
+            checkpoint: number,
         });
     }
-    Ok(JobStatus {
-        job: job.to_string(),
-        group: group.to_string(),
-        members,
-        units,
-        state,
-    })
 }
 
 /// The newest completed checkpoint in a unit's checkpoint directory.
@@ -219,19 +297,18 @@ pub fn newest_checkpoint(job_dir: &Path) -> Option<u64> {
         .max()
 }
 
-/// Bytes per operator (of the unit graph) in a checkpoint directory: its `<op>-<subtask>.*`
-/// state files and RocksDB directories.
-fn state_sizes(dir: &Path) -> Vec<(usize, u64)> {
+/// Bytes per operator (of the unit graph) of a checkpoint's files — (path relative to the
+/// checkpoint, bytes) — from their `<op>-<subtask>.*` state files and RocksDB directories.
+fn per_operator(files: FileSizes) -> Vec<(usize, u64)> {
     let mut out: Vec<(usize, u64)> = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(op) = name.split('-').next().and_then(|o| o.parse::<usize>().ok()) else {
+    for (path, bytes) in files {
+        let Some(op) = path
+            .split(['/', '-'])
+            .next()
+            .and_then(|o| o.parse::<usize>().ok())
+        else {
             continue;
         };
-        let bytes = size_of(&entry.path());
         match out.iter_mut().find(|(o, _)| *o == op) {
             Some((_, b)) => *b += bytes,
             None => out.push((op, bytes)),
