@@ -169,11 +169,12 @@ pub fn run_case(case: &Case) -> Outcome {
         Ok(d) => d,
         Err(e) => return Outcome::failed(format!("cannot create a directory for the inputs: {e}")),
     };
-    let sql = match script(case, dir.path()) {
+    let jobs = match scripts(case, dir.path()) {
         Ok(s) => s,
         Err(e) => return Outcome::failed(e.to_string()),
     };
-    let actual = match execute(&sql, Duration::from_secs(case.options.timeout_secs.max(1))) {
+    let timeout = Duration::from_secs(case.options.timeout_secs.max(1));
+    let actual = match execute_in_order(&jobs, timeout) {
         Ok(actual) => actual,
         Err(outcome) => return outcome,
     };
@@ -187,20 +188,65 @@ pub fn run_case(case: &Case) -> Outcome {
     }
 }
 
-/// The case's statements as one script: the harness defaults and the case's config first, as
-/// `SET`s, then the statements with input paths substituted (the inputs are written to `dir`).
-fn script(case: &Case, dir: &Path) -> Result<String, CaseError> {
+/// The case's statements as the scripts of its jobs, in order: the harness defaults and the
+/// case's config first, as `SET`s, then the statements with input paths substituted (the inputs
+/// are written to `dir`). As in Flink, where every `INSERT` or query is a job of its own that
+/// ends before the next statement runs, a case with several of them becomes one script per
+/// job (each with the DDL before it), so a query can read what an earlier `INSERT` wrote.
+fn scripts(case: &Case, dir: &Path) -> Result<Vec<String>, CaseError> {
     let paths = case.write_inputs(dir)?;
     let statements = case.statements_with_paths(&paths)?;
-    let mut sql = String::new();
+    let mut prelude = String::new();
     for (k, v) in case.effective_config() {
-        sql.push_str(&format!("SET '{}' = '{}';\n", quote(&k), quote(&v)));
+        prelude.push_str(&format!("SET '{}' = '{}';\n", quote(&k), quote(&v)));
     }
-    for s in statements {
-        sql.push_str(&s);
-        sql.push_str(";\n");
+    let jobs = statements.iter().filter(|s| !is_ddl(s)).count();
+    if jobs <= 1 {
+        let mut sql = prelude;
+        for s in &statements {
+            sql.push_str(s);
+            sql.push_str(";\n");
+        }
+        return Ok(vec![sql]);
     }
-    Ok(sql)
+    let mut scripts = Vec::new();
+    let mut context = prelude;
+    for s in &statements {
+        if is_ddl(s) {
+            context.push_str(s);
+            context.push_str(";\n");
+        } else {
+            scripts.push(format!("{context}{s};\n"));
+        }
+    }
+    Ok(scripts)
+}
+
+/// True for a statement that only declares or drops objects (it runs no job).
+fn is_ddl(statement: &str) -> bool {
+    let code = statement
+        .lines()
+        .map(str::trim_start)
+        .find(|l| !l.is_empty() && !l.starts_with("--"))
+        .unwrap_or_default();
+    let first = code
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or_default()
+        .to_ascii_uppercase();
+    matches!(first.as_str(), "CREATE" | "DROP" | "ALTER" | "USE")
+}
+
+/// Runs the jobs one after the other; their printed rows, or the first job's error.
+fn execute_in_order(jobs: &[String], timeout: Duration) -> Result<ActualOutput, Outcome> {
+    let mut rows = Vec::new();
+    for sql in jobs {
+        match execute(sql, timeout)? {
+            ActualOutput::Rows(lines) => rows.extend(lines),
+            error => return Ok(error),
+        }
+    }
+    Ok(ActualOutput::Rows(rows))
 }
 
 /// Escapes a SQL string literal's content.

@@ -4,7 +4,10 @@
 //! Files of a directory are read in name order (hidden files and files starting with `_` or `.`
 //! are skipped, as Flink does) and spread over the source subtasks round-robin. Each file is a
 //! split: a checkpoint holds the lines read of every file started, so a job restored with
-//! another parallelism hands each file's position to the subtask that now reads it.
+//! another parallelism hands each file's position to the subtask that now reads it. A
+//! partitioned table (`PARTITIONED BY`) reads the files of its partition directories, the
+//! partition columns coming from the directory names ([`crate::partitions`]). The sink is
+//! [`crate::file_sink`].
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -15,17 +18,18 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use riffle_plan::ConnectorSpec;
 
-use crate::changelog::{ChangelogDecoder, ChangelogEncoder, ChangelogFormat};
+use crate::changelog::{ChangelogDecoder, ChangelogFormat};
 use crate::csv::{has_open_quote, is_skipped_line};
 use crate::file_metadata::{FileColumns, FileFacts};
 use crate::options::Options;
-use crate::raw::{RawDecoder, RawEncoder, RawOptions};
-use crate::rows::{is_writable_text_type, RowDecoder, RowEncoder, TextFormat};
+use crate::partitions::{PartitionColumns, Partitioning};
+use crate::raw::{RawDecoder, RawOptions};
+use crate::rows::{RowDecoder, TextFormat};
 use crate::snapshot::{StateReader, StateWriter};
 use crate::{ChangeBatch, ConnectorError, Result, SourceReader, SubtaskInfo, BATCH_SIZE};
 
 /// The record format of a filesystem table's lines.
-enum FileFormat {
+pub(crate) enum FileFormat {
     /// `csv` or `json`
     Text(TextFormat),
     /// `debezium-json` or `canal-json`
@@ -36,7 +40,7 @@ enum FileFormat {
 
 impl FileFormat {
     /// The format's name, which is also its option prefix without the dot.
-    fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             FileFormat::Text(f) => f.name(),
             FileFormat::Changelog(f) => f.name(),
@@ -45,7 +49,7 @@ impl FileFormat {
     }
 
     /// The extension of part files the sink writes.
-    fn extension(&self) -> &'static str {
+    pub(crate) fn extension(&self) -> &'static str {
         match self {
             FileFormat::Text(f) => f.name(),
             FileFormat::Changelog(_) => "json",
@@ -55,7 +59,7 @@ impl FileFormat {
 }
 
 /// Reads the required `format` option and its format options.
-fn file_format(spec: &ConnectorSpec, options: &mut Options) -> Result<FileFormat> {
+pub(crate) fn file_format(spec: &ConnectorSpec, options: &mut Options) -> Result<FileFormat> {
     let name = options.required("format")?;
     if let Some(text) = TextFormat::from_options(name, options)? {
         return Ok(FileFormat::Text(text));
@@ -85,6 +89,14 @@ pub fn open_source(
         Some((columns, physical)) => (Some(columns), physical),
         None => (None, schema),
     };
+    let partitioning = Partitioning::new(spec, &schema, &mut options)?;
+    let (partition_columns, schema) = match &partitioning {
+        Some(p) => {
+            let (columns, file) = PartitionColumns::new(p, &schema);
+            (Some(columns), file)
+        }
+        None => (None, schema),
+    };
     if options.get("source.monitor-discovery-interval").is_some() {
         return Err(ConnectorError::new(format!(
             "unsupported feature: 'source.monitor-discovery-interval' (continuous file monitoring) of table '{}'",
@@ -93,10 +105,22 @@ pub fn open_source(
     }
     // Flink's filesystem connector does not reject unknown options of the chosen format.
     options.keys_with_prefix(&format!("{}.", format.name()));
-    options.accept("partition.default-name");
     options.accept("source.path.regex-pattern");
     options.finish()?;
-    let files = list_files(&path)?;
+    let mut files = list_files(&path)?;
+    let mut partition_values = HashMap::new();
+    if let Some(partitioning) = &partitioning {
+        // Only files in a partition directory belong to a partitioned table.
+        let mut in_partitions = Vec::new();
+        for file in files {
+            let relative = file.strip_prefix(&path).unwrap_or(&file);
+            if let Some(values) = partitioning.values_of(&spec.table, relative)? {
+                partition_values.insert(file.clone(), values);
+                in_partitions.push(file);
+            }
+        }
+        files = in_partitions;
+    }
     let mine: Vec<PathBuf> = files
         .into_iter()
         .enumerate()
@@ -128,6 +152,9 @@ pub fn open_source(
         line: String::new(),
         metadata,
         file_facts: None,
+        partition_columns,
+        partition_values,
+        current_partition: Vec::new(),
     }))
 }
 
@@ -218,6 +245,12 @@ struct FileSource {
     total_bytes: u64,
     /// Bytes read so far.
     bytes_read: u64,
+    /// The partition columns, when the table is partitioned.
+    partition_columns: Option<PartitionColumns>,
+    /// The partition values of each file (partitioned tables only).
+    partition_values: HashMap<PathBuf, Vec<String>>,
+    /// The partition values of the file read last: a batch never spans files.
+    current_partition: Vec<String>,
 }
 
 impl FileSource {
@@ -232,6 +265,9 @@ impl FileSource {
                 .map_err(|e| ConnectorError::new(format!("cannot open {}: {e}", path.display())))?;
             if self.metadata.is_some() {
                 self.file_facts = Some(FileFacts::of(&path)?);
+            }
+            if let Some(values) = self.partition_values.get(&path) {
+                self.current_partition.clone_from(values);
             }
             let mut reader = BufReader::with_capacity(READ_BUFFER, file);
             let skip = self.skip.remove(&path).unwrap_or(0);
@@ -356,6 +392,9 @@ impl SourceReader for FileSource {
             return Ok(None);
         }
         let mut batch = self.decoder.flush()?;
+        if let Some(columns) = &self.partition_columns {
+            batch = columns.complete(batch, &self.current_partition)?;
+        }
         if let (Some(columns), Some(facts)) = (&self.metadata, &self.file_facts) {
             batch = columns.complete(batch, facts)?;
         }
@@ -430,202 +469,6 @@ impl SourceReader for FileSource {
 /// Tag of a position made of the lines read per file.
 const SPLIT_POSITIONS: u8 = 2;
 
-/// Opens the filesystem sink subtask `subtask`: rows go to `<path>/part-<subtask>-0.<ext>`, one
-/// record per line. Text formats (`csv`, `json`, `raw`) write appends (`+I`) only, as the
-/// planner rejects updating input for them; the changelog formats write every change as an
-/// event.
-pub fn open_sink(
-    spec: &ConnectorSpec,
-    fields: &[riffle_plan::Field],
-    subtask: SubtaskInfo,
-) -> Result<Box<dyn crate::SinkWriter>> {
-    let mut options = Options::new(spec);
-    let path = PathBuf::from(options.required("path")?);
-    let format = file_format(spec, &mut options)?;
-    options.keys_with_prefix(&format!("{}.", format.name()));
-    options.keys_with_prefix("sink.");
-    options.accept("auto-compaction");
-    options.accept("compaction.file-size");
-    options.finish()?;
-    let names: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
-    let types = fields
-        .iter()
-        .map(|f| f.arrow().map_err(ConnectorError::from))
-        .collect::<Result<Vec<_>>>()?;
-    let extension = format.extension();
-    let encoder = match format {
-        FileFormat::Text(text) => {
-            for (f, t) in fields.iter().zip(&types) {
-                if !is_writable_text_type(t) {
-                    return Err(ConnectorError::new(format!(
-                        "unsupported feature: writing column '{}' of type {} to a filesystem table",
-                        f.name, f.data_type
-                    )));
-                }
-            }
-            FileEncoder::Text(RowEncoder::new(names, text))
-        }
-        FileFormat::Changelog(changelog) => FileEncoder::Changelog(ChangelogEncoder::new(
-            &spec.table,
-            names,
-            &types,
-            changelog,
-        )?),
-        FileFormat::Raw(raw) => {
-            let columns: Vec<(String, _)> = names.into_iter().zip(types).collect();
-            FileEncoder::Raw(RawEncoder::new(&spec.table, &columns, raw)?)
-        }
-    };
-    std::fs::create_dir_all(&path)
-        .map_err(|e| ConnectorError::new(format!("cannot create {}: {e}", path.display())))?;
-    let file = path.join(format!("part-{}-0.{extension}", subtask.index));
-    let writer = std::fs::File::create(&file)
-        .map_err(|e| ConnectorError::new(format!("cannot create {}: {e}", file.display())))?;
-    Ok(Box::new(FileSink {
-        table: spec.table.clone(),
-        encoder,
-        out: Some((file, std::io::BufWriter::new(writer))),
-        line: String::new(),
-        staged: None,
-        dir: path,
-        subtask: subtask.index,
-        extension: extension.to_string(),
-    }))
-}
-
-/// Encodes rows as lines of one format.
-enum FileEncoder {
-    Text(RowEncoder),
-    Changelog(ChangelogEncoder),
-    Raw(RawEncoder),
-}
-
-struct FileSink {
-    table: String,
-    encoder: FileEncoder,
-    /// The part file written directly (at-least-once), with its path.
-    out: Option<(PathBuf, std::io::BufWriter<File>)>,
-    line: String,
-    /// Exactly-once: the lines of the open transaction.
-    staged: Option<String>,
-    dir: PathBuf,
-    subtask: usize,
-    extension: String,
-}
-
-impl crate::SinkWriter for FileSink {
-    fn write(&mut self, batch: &crate::ChangeBatch) -> Result<()> {
-        use std::io::Write;
-        let columns: Vec<&dyn arrow::array::Array> =
-            batch.batch.columns().iter().map(|c| c.as_ref()).collect();
-        for row in 0..batch.num_rows() {
-            self.line.clear();
-            match &mut self.encoder {
-                FileEncoder::Text(encoder) => encoder.encode(&columns, row, &mut self.line),
-                FileEncoder::Changelog(encoder) => {
-                    encoder.encode(batch.kind(row), &columns, row, &mut self.line)
-                }
-                FileEncoder::Raw(encoder) => {
-                    let bytes = columns.first().and_then(|c| encoder.encode(*c, row));
-                    let text = bytes.map(String::from_utf8).transpose().map_err(|_| {
-                        ConnectorError::new(format!(
-                            "unsupported feature: a raw record of filesystem table '{}' that is not UTF-8 text (the sink writes text lines)",
-                            self.table
-                        ))
-                    })?;
-                    let text = text.ok_or_else(|| {
-                        ConnectorError::new(format!(
-                            "filesystem table '{}' cannot write a NULL value in the raw format",
-                            self.table
-                        ))
-                    })?;
-                    self.line.push_str(&text);
-                }
-            }
-            self.line.push('\n');
-            if let Some(staged) = &mut self.staged {
-                staged.push_str(&self.line);
-            } else if let Some((_, out)) = &mut self.out {
-                out.write_all(self.line.as_bytes())
-                    .map_err(|e| ConnectorError::new(format!("filesystem sink: {e}")))?;
-            }
-        }
-        Ok(())
-    }
-
-    fn finish(&mut self) -> Result<()> {
-        use std::io::Write;
-        match &mut self.out {
-            Some((_, out)) => out
-                .flush()
-                .map_err(|e| ConnectorError::new(format!("filesystem sink: {e}"))),
-            None => Ok(()),
-        }
-    }
-
-    fn enable_exactly_once(
-        &mut self,
-        _transactional_id: &str,
-    ) -> Result<Option<std::sync::Arc<dyn crate::Committer>>> {
-        // Rows now go to one part file per checkpoint, published on completion; the direct
-        // part file opened for at-least-once writing is still empty and goes away.
-        if let Some((file, _)) = self.out.take() {
-            std::fs::remove_file(&file).map_err(|e| {
-                ConnectorError::new(format!("cannot remove {}: {e}", file.display()))
-            })?;
-        }
-        self.staged = Some(String::new());
-        Ok(Some(std::sync::Arc::new(PartFileCommitter {
-            dir: self.dir.clone(),
-        })))
-    }
-
-    fn prepare_commit(&mut self, checkpoint: u64) -> Result<Vec<u8>> {
-        let Some(staged) = &mut self.staged else {
-            return Ok(Vec::new());
-        };
-        let mut w = StateWriter::new();
-        w.str(&format!(
-            "part-{}-{checkpoint}.{}",
-            self.subtask, self.extension
-        ));
-        w.str(&std::mem::take(staged));
-        Ok(w.finish())
-    }
-}
-
-/// Publishes a transaction as a part file: written under a hidden name (readers skip files
-/// starting with `.`), synced, then renamed; a part file that exists is already published.
-struct PartFileCommitter {
-    dir: PathBuf,
-}
-
-impl crate::Committer for PartFileCommitter {
-    fn commit(&self, _checkpoint: u64, transaction: &[u8]) -> Result<()> {
-        use std::io::Write;
-        if transaction.is_empty() {
-            return Ok(());
-        }
-        let what = format!("the transaction of filesystem sink {}", self.dir.display());
-        let mut r = StateReader::new(transaction, &what);
-        let name = r.str()?;
-        let text = r.str()?;
-        r.finish()?;
-        let target = self.dir.join(&name);
-        if text.is_empty() || target.exists() {
-            return Ok(());
-        }
-        let tmp = self.dir.join(format!(".{name}.inprogress"));
-        let io = |e: std::io::Error| {
-            ConnectorError::new(format!("filesystem sink {}: {e}", target.display()))
-        };
-        let mut file = File::create(&tmp).map_err(io)?;
-        file.write_all(text.as_bytes()).map_err(io)?;
-        file.sync_all().map_err(io)?;
-        std::fs::rename(&tmp, &target).map_err(io)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -647,6 +490,7 @@ mod tests {
             ]),
             metadata: Vec::new(),
             primary_key: Vec::new(),
+            partition_keys: Vec::new(),
         };
         let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, true)]));
         let mut reader = open_source(&spec, schema, SubtaskInfo { index, parallelism }).unwrap();

@@ -6,7 +6,7 @@
 //! connector is opened, which the runtime does for every connector before the job starts.
 //!
 //! Connectors: `filesystem` (formats `csv`, `json`, `raw`, `debezium-json`, `canal-json`, source
-//! and sink), `datagen`, `nexmark`, `print`, `blackhole`, `rocketmq` (source and sink on the
+//! and sink, partitioned or not), `datagen`, `nexmark`, `print`, `blackhole`, `rocketmq` (source and sink on the
 //! embedded topic store or a real RocketMQ cluster; the same formats). The changelog formats
 //! (`debezium-json`, `canal-json`) make a source emit `+I`/`-U`/`+U`/`-D` rows
 //! ([`SourceReader::next_changes`]) and a sink write op-typed records.
@@ -20,12 +20,14 @@ pub mod changelog;
 pub mod csv;
 pub mod datagen;
 mod file_metadata;
+pub mod file_sink;
 pub mod filesystem;
 pub mod format;
 pub mod json;
 mod json_scan;
 pub mod nexmark;
 pub mod options;
+pub mod partitions;
 pub mod print;
 pub mod probe;
 pub mod raw;
@@ -326,11 +328,12 @@ pub fn open_sink(
     target: &print::PrintTarget,
 ) -> Result<Box<dyn SinkWriter>> {
     reject_metadata(spec, &[rocketmq::options::CONNECTOR])?;
+    reject_partitions(spec)?;
     match spec.connector.as_str() {
         "print" => print::open_sink(spec, fields, subtask, target),
         riffle_plan::COLLECT_CONNECTOR => print::open_collect(fields, subtask, target),
         "blackhole" => blackhole::open_sink(spec),
-        "filesystem" => filesystem::open_sink(spec, fields, subtask),
+        "filesystem" => file_sink::open_sink(spec, fields, subtask),
         rocketmq::options::CONNECTOR => rocketmq::sink::open_sink(spec, fields, subtask),
         other => match registered(other) {
             Some((_, sink)) => sink(spec, fields, subtask),
@@ -354,6 +357,19 @@ fn reject_metadata(spec: &ConnectorSpec, readers: &[&str]) -> Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// Fails for a `PARTITIONED BY` sink of a connector that cannot write partitions (Flink's
+/// `print`, `blackhole` and `filesystem` sinks can; the others cannot).
+fn reject_partitions(spec: &ConnectorSpec) -> Result<()> {
+    let partitioning = ["filesystem", "print", "blackhole"];
+    if spec.partition_keys.is_empty() || partitioning.contains(&spec.connector.as_str()) {
+        return Ok(());
+    }
+    Err(ConnectorError::new(format!(
+        "Table '{}' is a partitioned table, but the underlying DynamicTableSink doesn't implement the SupportsPartitioning interface.",
+        spec.table
+    )))
 }
 
 /// Checks the metadata keys of `spec` against connector `connector`'s data (`dialects/`)

@@ -369,6 +369,7 @@ mod tests {
                 .collect(),
             metadata: Vec::new(),
             primary_key: Vec::new(),
+            partition_keys: Vec::new(),
         };
         RawOptions::from_options(&mut Options::new(&spec)).unwrap()
     }

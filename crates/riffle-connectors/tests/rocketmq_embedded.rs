@@ -38,6 +38,7 @@ fn spec(dir: &Path, topic: &str, extra: &[(&str, &str)]) -> ConnectorSpec {
         options,
         metadata: Vec::new(),
         primary_key: Vec::new(),
+        partition_keys: Vec::new(),
     }
 }
 

@@ -145,6 +145,10 @@ pub struct ConnectorSpec {
     /// their writes by them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub primary_key: Vec<String>,
+    /// The table's `PARTITIONED BY` columns (empty when it is not partitioned); connectors
+    /// that cannot write partitions refuse a partitioned sink.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partition_keys: Vec<String>,
 }
 
 /// A `name TYPE METADATA [FROM 'key'] [VIRTUAL]` column of a table.

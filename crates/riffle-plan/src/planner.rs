@@ -536,6 +536,11 @@ impl Planner {
                     .iter()
                     .flat_map(|pk| pk.columns.iter().map(|c| c.value.clone()))
                     .collect(),
+                partition_keys: create
+                    .partitioned_by
+                    .iter()
+                    .map(|c| c.value.clone())
+                    .collect(),
             },
             span,
         };

@@ -14,6 +14,7 @@ fn format(name: &str, pairs: &[(&str, &str)]) -> ChangelogFormat {
             .collect(),
         metadata: Vec::new(),
         primary_key: Vec::new(),
+        partition_keys: Vec::new(),
     };
     let mut options = Options::new(&spec);
     let format = ChangelogFormat::from_options(name, &mut options)
