@@ -60,7 +60,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         ));
     }
     // A job runs only when `riffle check` finds nothing unsupported in it, with the same
-    // diagnostics: the check also knows constructs the planner passes over (hints, PARTITIONED BY).
+    // diagnostics: the check also knows constructs the planner passes over (hints).
     let report = check_job(&JobSource {
         path: args.file.display().to_string(),
         text: sql.clone(),

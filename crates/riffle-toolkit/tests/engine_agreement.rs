@@ -57,9 +57,9 @@ fn scripts(inputs: &Path) -> Vec<(String, String)> {
     scripts
 }
 
-/// Constructs the planner does not see (hints are comments to it; partitioning is a sink layout)
-/// and that `riffle run` refuses through the check report instead.
-const PLANNER_PASSES_OVER: &[&str] = &["hint.options", "hint.state-ttl", "ddl.partitioned-by"];
+/// Constructs the planner does not see (hints are comments to it) and that `riffle run` refuses
+/// through the check report instead.
+const PLANNER_PASSES_OVER: &[&str] = &["hint.options", "hint.state-ttl"];
 
 #[test]
 fn check_calls_nothing_unsupported_that_the_engine_plans() {
