@@ -106,6 +106,12 @@ pub fn open_source(
     // Flink's filesystem connector does not reject unknown options of the chosen format.
     options.keys_with_prefix(&format!("{}.", format.name()));
     options.accept("source.path.regex-pattern");
+    // Flink validates a filesystem table's options for both roles: a table declared with its
+    // sink options can be read too.
+    options.keys_with_prefix("sink.");
+    options.keys_with_prefix("partition.time-extractor.");
+    options.accept("auto-compaction");
+    options.accept("compaction.file-size");
     options.finish()?;
     let mut files = list_files(&path)?;
     let mut partition_values = HashMap::new();
