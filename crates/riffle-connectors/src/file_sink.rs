@@ -67,7 +67,11 @@ pub fn open_sink(
     options.finish()?;
     // The columns a file holds: a partitioned table's partition columns are in its path.
     let written: Vec<usize> = (0..fields.len())
-        .filter(|i| !partitioning.as_ref().is_some_and(|p| p.is_partition_column(*i)))
+        .filter(|i| {
+            !partitioning
+                .as_ref()
+                .is_some_and(|p| p.is_partition_column(*i))
+        })
         .collect();
     let names: Vec<String> = written.iter().map(|&i| fields[i].name.clone()).collect();
     let extension = format.extension();
@@ -300,7 +304,10 @@ impl SinkWriter for FileSink {
         Ok(())
     }
 
-    fn enable_exactly_once(&mut self, _transactional_id: &str) -> Result<Option<Arc<dyn Committer>>> {
+    fn enable_exactly_once(
+        &mut self,
+        _transactional_id: &str,
+    ) -> Result<Option<Arc<dyn Committer>>> {
         // Rows now go to part files per checkpoint, published on completion; a part file opened
         // for at-least-once writing is still empty and goes away.
         for (file, _) in std::mem::take(&mut self.out).into_values() {

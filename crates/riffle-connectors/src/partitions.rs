@@ -100,7 +100,11 @@ pub struct Partitioning {
 impl Partitioning {
     /// The partitioning of `spec` over the table's columns `schema`; `None` when the table is
     /// not partitioned. Consumes `partition.default-name`.
-    pub fn new(spec: &ConnectorSpec, schema: &Schema, options: &mut Options) -> Result<Option<Self>> {
+    pub fn new(
+        spec: &ConnectorSpec,
+        schema: &Schema,
+        options: &mut Options,
+    ) -> Result<Option<Self>> {
         let default_name = options
             .get(DEFAULT_NAME_OPTION)
             .unwrap_or(DEFAULT_NAME)

@@ -94,9 +94,21 @@ fn read_back(spec: &ConnectorSpec) -> Vec<String> {
     let mut reader = open_source(spec, schema(), SUBTASK).unwrap();
     let mut out = Vec::new();
     while let Some(batch) = reader.next_batch().unwrap() {
-        let id = batch.column(0).as_any().downcast_ref::<Int32Array>().unwrap();
-        let dt = batch.column(1).as_any().downcast_ref::<StringArray>().unwrap();
-        let hr = batch.column(2).as_any().downcast_ref::<Int32Array>().unwrap();
+        let id = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int32Array>()
+            .unwrap();
+        let dt = batch
+            .column(1)
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap();
+        let hr = batch
+            .column(2)
+            .as_any()
+            .downcast_ref::<Int32Array>()
+            .unwrap();
         for i in 0..batch.num_rows() {
             out.push(format!("{},{},{}", id.value(i), dt.value(i), hr.value(i)));
         }
