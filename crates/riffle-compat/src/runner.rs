@@ -358,8 +358,40 @@ mod tests {
     fn config_values_are_quoted() {
         let c = case("--- config\na.b = it's\n--- sql\nSELECT 1;\n");
         let dir = tempfile::tempdir().expect("tempdir");
-        let sql = script(&c, dir.path()).expect("script");
+        let sql = scripts(&c, dir.path()).expect("script").concat();
         assert!(sql.contains("SET 'a.b' = 'it''s';"), "{sql}");
+    }
+
+    #[test]
+    fn every_job_of_a_case_is_a_script_with_the_ddl_before_it() {
+        let c = case(
+            "--- sql\nCREATE TABLE a (x INT) WITH ('connector' = 'print');\nINSERT INTO a VALUES (1);\n-- read back\nCREATE VIEW v AS SELECT 2;\nSELECT * FROM v;\n",
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        let jobs = scripts(&c, dir.path()).expect("scripts");
+        assert_eq!(jobs.len(), 2, "{jobs:?}");
+        assert!(
+            jobs[0].ends_with(
+                "CREATE TABLE a (x INT) WITH ('connector' = 'print');\nINSERT INTO a VALUES (1);\n"
+            ),
+            "{}",
+            jobs[0]
+        );
+        assert!(!jobs[0].contains("VIEW"), "{}", jobs[0]);
+        assert!(
+            jobs[1].contains("CREATE VIEW v AS SELECT 2;\nSELECT * FROM v;"),
+            "{}",
+            jobs[1]
+        );
+        assert!(!jobs[1].contains("INSERT"), "{}", jobs[1]);
+    }
+
+    #[test]
+    fn a_query_reads_what_an_earlier_insert_wrote() {
+        let c = case(
+            "--- input t\n1\n2\n--- sql\nCREATE TABLE t (v INT) WITH ('connector' = 'filesystem', 'path' = '${t}', 'format' = 'csv');\nCREATE TABLE o (v INT) WITH ('connector' = 'filesystem', 'path' = '${t}-out', 'format' = 'csv');\nINSERT INTO o SELECT v * 10 FROM t;\nSELECT v FROM o;\n--- expected (flink 2.3.0)\n+I[10]\n+I[20]\n",
+        );
+        assert_eq!(run_case(&c), Outcome::Passed { notes: vec![] });
     }
 
     #[test]
