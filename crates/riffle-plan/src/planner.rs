@@ -55,6 +55,7 @@ mod set_ops_all;
 mod show;
 mod subquery_expr;
 mod temporal_plan;
+mod time_type;
 
 /// Diagnostic code of a feature the engine does not run (yet).
 pub const UNSUPPORTED: &str = "unsupported-feature";

@@ -10,6 +10,7 @@ use datafusion::common::{DFSchema, Result as DfResult, ScalarValue};
 use datafusion::logical_expr::{EmptyRelation, Expr, LogicalPlan, LogicalPlanBuilder};
 use datafusion::sql::sqlparser::ast::{self, visit_expressions_mut};
 
+use super::time_type::{time_attributes, TimeKind};
 use super::{Catalog, TableInfo};
 use crate::types::flink_type;
 
@@ -102,12 +103,19 @@ pub(super) fn describe(text: &str, catalog: &Catalog) -> Result<LogicalPlan, Str
     let rows = if let Some(table) = catalog.tables.get(&name) {
         table_rows(table)
     } else if let Some(view) = catalog.views.get(&name) {
+        let times = time_attributes(catalog, view);
         view.schema()
             .fields()
             .iter()
-            .map(|f| {
-                let t = flink_type(f.data_type(), true);
-                described(f.name(), &t, f.is_nullable(), None, None, None)
+            .zip(times)
+            .map(|(f, time)| {
+                let mut t = flink_type(f.data_type(), true);
+                if let Some(time) = time {
+                    t = format!("{} {}", t.trim_end_matches(" NOT NULL"), time.marker());
+                }
+                // Flink's processing-time type is NOT NULL whatever derived it.
+                let nullable = f.is_nullable() && time != Some(TimeKind::Proctime);
+                described(f.name(), &t, nullable, None, None, None)
             })
             .collect()
     } else {
