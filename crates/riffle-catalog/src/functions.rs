@@ -7,7 +7,7 @@ use riffle_dialects::{
 use riffle_sql::ast::{DataType, Expr, RowField, TypeKind};
 use sqlparser::ast::{
     Function, FunctionArg, FunctionArgExpr, FunctionArgOperator, FunctionArgumentClause,
-    FunctionArguments, Ident, NamedWindowDefinition, NamedWindowExpr, WindowFrame,
+    FunctionArguments, Ident, NamedWindowDefinition, NamedWindowExpr, Value, WindowFrame,
     WindowFrameBound, WindowSpec, WindowType,
 };
 
@@ -174,6 +174,9 @@ impl Analyzer {
         ) {
             self.check_group_window_time(f, signature, &typed);
         }
+        if upper == "TYPEOF" {
+            self.record_type_name(f, &types);
+        }
         let mut ty = self.apply_rule(&signature.returns, spec, signature, &types, f);
         if spec.kind == FunctionKind::Scalar && !types::is_unknown(&ty) {
             ty = scalar_result(spec, signature, ty, &types, f);
@@ -190,6 +193,26 @@ impl Analyzer {
         Typed {
             ty,
             time: time_attribute_of(&upper),
+        }
+    }
+
+    /// Records what `TYPEOF(x [, force_serializable])` returns, when `x`'s exact type is known
+    /// and the flag is a literal.
+    fn record_type_name(&mut self, f: &Function, types: &[DataType]) {
+        let serializable = match call_args(f).get(1) {
+            None => Some(false),
+            Some(CallArg::Expr(Expr::Value(v))) => match &v.value {
+                Value::Boolean(b) => Some(*b),
+                _ => None,
+            },
+            Some(_) => None,
+        };
+        let name = types
+            .first()
+            .zip(serializable)
+            .and_then(|(t, s)| types::type_name_of(t, s));
+        if let Some(name) = name {
+            self.type_names.insert(span_of(&f.name).start, name);
         }
     }
 

@@ -40,7 +40,7 @@ pub use schema::{Field, Schema, TimeAttribute};
 use std::collections::BTreeMap;
 
 use riffle_sql::ast::{Script, Statement, StatementKind};
-use riffle_sql::{Diagnostic, Span};
+use riffle_sql::{Diagnostic, Location, Span};
 
 /// The result of analyzing a script.
 #[derive(Debug, Clone)]
@@ -51,6 +51,9 @@ pub struct Analysis {
     pub diagnostics: Vec<Diagnostic>,
     /// One entry per script statement (`statements[i]` describes `script.statements[i]`).
     pub statements: Vec<StatementInfo>,
+    /// What each `TYPEOF(...)` call whose argument type Riffle derives returns (Flink's type
+    /// string), keyed by where the call's name starts.
+    pub type_names: BTreeMap<Location, String>,
 }
 
 impl Analysis {
@@ -87,6 +90,7 @@ pub fn analyze(script: &Script) -> Analysis {
         catalog: analyzer.catalog,
         diagnostics: analyzer.diags,
         statements,
+        type_names: analyzer.type_names,
     }
 }
 
@@ -117,6 +121,8 @@ pub(crate) struct Analyzer {
     pub pending_required: Vec<options::PendingRequired>,
     /// The `WINDOW` clause of the `SELECT` whose projection is being typed (`OVER w`).
     pub windows: Vec<sqlparser::ast::NamedWindowDefinition>,
+    /// See [`Analysis::type_names`].
+    pub type_names: BTreeMap<Location, String>,
 }
 
 impl Analyzer {

@@ -625,6 +625,53 @@ pub fn avg_type(arg: &DataType) -> DataType {
     }
 }
 
+/// What Flink's `TYPEOF(x)` returns for a value of type `t`: the summary string
+/// (`STRING`, `TIMESTAMP_LTZ(3)`), or with `serializable` the form `TYPEOF(x, TRUE)` gives
+/// (`VARCHAR(2147483647)`, `TIMESTAMP(3) WITH LOCAL TIME ZONE`). `None` when Riffle does not
+/// know the exact type (unknown parts, `RAW`).
+pub fn type_name_of(t: &DataType, serializable: bool) -> Option<String> {
+    use TypeKind::*;
+    let root = match &t.kind {
+        Unknown(_) | Raw(_) => return None,
+        // Flink's planner turns every interval into these two logical types.
+        IntervalYearMonth => "INTERVAL MONTH".to_string(),
+        IntervalDayTime => "INTERVAL SECOND(3)".to_string(),
+        Varchar(n) if serializable => format!("VARCHAR({n})"),
+        Varbinary(n) if serializable => format!("VARBINARY({n})"),
+        TimestampLtz(p) if serializable => format!("TIMESTAMP({p}) WITH LOCAL TIME ZONE"),
+        Array(e) => format!("ARRAY<{}>", type_name_of(e, serializable)?),
+        Multiset(e) => format!("MULTISET<{}>", type_name_of(e, serializable)?),
+        Map(k, v) => format!(
+            "MAP<{}, {}>",
+            type_name_of(k, serializable)?,
+            type_name_of(v, serializable)?
+        ),
+        Row(fields) => {
+            let mut parts = Vec::with_capacity(fields.len());
+            for f in fields {
+                let mut part = format!(
+                    "`{}` {}",
+                    f.name.replace('`', "``"),
+                    type_name_of(&f.data_type, serializable)?
+                );
+                if let Some(desc) = &f.description {
+                    part.push_str(&format!(" '{}'", desc.replace('\'', "''")));
+                }
+                parts.push(part);
+            }
+            format!("ROW<{}>", parts.join(", "))
+        }
+        // The NULL type has no nullability suffix.
+        Null => return Some("NULL".to_string()),
+        other => other.to_string(),
+    };
+    Some(if t.nullable {
+        root
+    } else {
+        format!("{root} NOT NULL")
+    })
+}
+
 /// The type as Calcite's validator messages spell it (`VARCHAR(2147483647)` for `STRING`,
 /// `INTEGER` for `INT`), used in `Cannot apply 'f' to arguments of type ...`.
 pub fn calcite_name(t: &DataType) -> String {

@@ -383,3 +383,22 @@ fn outer_joins_make_columns_nullable() {
     let schema = analysis.statements[2].output.clone().unwrap();
     assert_eq!(schema.to_string(), "[id: INT NOT NULL, id0: INT]");
 }
+
+#[test]
+fn typeof_results_are_recorded_per_call() {
+    let sql = format!(
+        "{TYPES_TABLE}SELECT TYPEOF(nn), TYPEOF('ab'), TYPEOF(CAST(NULL AS STRING), TRUE), TYPEOF(INTERVAL '1' DAY) FROM t;"
+    );
+    let analysis = analyze(&sql);
+    assert!(!analysis.has_errors(), "{}", render(&sql, &analysis));
+    let names: Vec<&str> = analysis.type_names.values().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "INT NOT NULL",
+            "CHAR(2) NOT NULL",
+            "VARCHAR(2147483647)",
+            "INTERVAL SECOND(3) NOT NULL"
+        ]
+    );
+}

@@ -87,6 +87,7 @@ pub fn plan_analyzed(
             .iter()
             .flat_map(|s| s.match_within.iter().cloned())
             .collect(),
+        type_names: analysis.type_names.clone(),
         ..Planner::default()
     };
     for (i, statement) in script.statements.iter().enumerate() {
@@ -247,6 +248,8 @@ struct Planner {
     functions: Vec<crate::udf::UserFunctionSpec>,
     /// `WITHIN` clauses of the script's `MATCH_RECOGNIZE`s.
     match_within: Vec<riffle_sql::ast::MatchWithin>,
+    /// What the script's `TYPEOF` calls return (see `riffle_catalog::Analysis::type_names`).
+    type_names: BTreeMap<riffle_sql::Location, String>,
 }
 
 /// Options a job may set whose effect the engine does not have yet (it keeps all state).
@@ -695,6 +698,7 @@ impl Planner {
             ..ParserOptions::default()
         };
         let mut query = query.clone();
+        crate::functions::rewrite_typeof(&mut query, &self.type_names);
         crate::legacy::rewrite(&mut query).map_err(|what| unsupported(what, span))?;
         crate::functions::rewrite_calls(&mut query);
         crate::functions::rewrite_collections(&mut query);

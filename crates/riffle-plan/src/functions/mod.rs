@@ -37,7 +37,7 @@ pub use convert::{decimal_of_double, double_of_decimal};
 pub use decimal::decimal_division;
 pub use json::syntax::rewrite_json;
 pub use predicates::rewrite_predicates;
-pub use syntax::rewrite_calls;
+pub use syntax::{rewrite_calls, rewrite_typeof};
 pub use zone::LocalZone;
 
 datafusion::common::extensions_options! {

@@ -11,8 +11,13 @@
 //! * `LOCALTIMESTAMP` / `LOCALTIME` (without parentheses): calls, not column names;
 //! * `RAND(seed)` / `RAND_INTEGER(seed, bound)`: get their call site's number as a last
 //!   argument (see [`super::random`]).
+//!
+//! [`rewrite_typeof`] replaces `TYPEOF(x)` by the type string the catalog derived for `x`.
 
+use std::collections::BTreeMap;
 use std::ops::ControlFlow;
+
+use riffle_sql::Location;
 
 use crate::legacy::call;
 
@@ -25,6 +30,33 @@ use datafusion::sql::sqlparser::ast::{
 pub fn rewrite_calls(query: &mut Query) {
     let _ = visit_expressions_mut(query, |e: &mut Expr| {
         rewrite(e);
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// Replaces each `TYPEOF(...)` call the catalog typed (`names`, keyed by where the call's name
+/// starts) by its result, a string constant as in Flink (whose planner folds it). A call whose
+/// argument type Riffle does not know stays, and is refused as an unknown function.
+pub fn rewrite_typeof(query: &mut Query, names: &BTreeMap<Location, String>) {
+    if names.is_empty() {
+        return;
+    }
+    let _ = visit_expressions_mut(query, |e: &mut Expr| {
+        if let Expr::Function(f) = e {
+            let typeof_name = f
+                .name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .filter(|i| i.value.eq_ignore_ascii_case("TYPEOF"));
+            if let Some(ident) = typeof_name {
+                let start = ident.span.start;
+                let at = Location::new(start.line, start.column);
+                if let Some(name) = names.get(&at) {
+                    *e = string(name);
+                }
+            }
+        }
         ControlFlow::<()>::Continue(())
     });
 }
