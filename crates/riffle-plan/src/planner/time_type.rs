@@ -84,13 +84,12 @@ pub(super) fn time_attributes(catalog: &Catalog, plan: &LogicalPlan) -> Vec<Opti
         LogicalPlan::Aggregate(a) => aggregate_times(catalog, a),
         LogicalPlan::Window(w) => {
             let input = time_attributes(catalog, &w.input);
-            let over = w.window_expr.iter().map(|e| expr_time(e, &w.input, &input));
-            over.collect::<Vec<_>>()
-                .into_iter()
-                .fold(input.clone(), |mut all, t| {
-                    all.push(t);
-                    all
-                })
+            let over: Vec<_> = w
+                .window_expr
+                .iter()
+                .map(|e| expr_time(e, &w.input, &input))
+                .collect();
+            input.into_iter().chain(over).collect()
         }
         LogicalPlan::Join(j) => {
             let mut attrs = time_attributes(catalog, &j.left);
@@ -167,11 +166,11 @@ fn expr_time(e: &Expr, input: &LogicalPlan, attrs: &[Option<TimeKind>]) -> Optio
             .index_of_column(c)
             .ok()
             .and_then(|i| attrs.get(i).copied().flatten()),
-        Expr::BinaryExpr(BinaryExpr { left, op, right })
-            if matches!(op, BinaryOp::Plus | BinaryOp::Minus) =>
-        {
-            expr_time(left, input, attrs).or_else(|| expr_time(right, input, attrs))
-        }
+        Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: BinaryOp::Plus | BinaryOp::Minus,
+            right,
+        }) => expr_time(left, input, attrs).or_else(|| expr_time(right, input, attrs)),
         Expr::Case(case) => case
             .when_then_expr
             .iter()
