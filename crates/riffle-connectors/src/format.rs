@@ -10,9 +10,10 @@ use std::fmt::Write;
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{
     DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type,
-    Int64Type, Int8Type, Time32MillisecondType, Time32SecondType, Time64MicrosecondType,
-    Time64NanosecondType, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
-    TimestampNanosecondType, TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+    Int64Type, Int8Type, IntervalMonthDayNanoType, IntervalUnit, Time32MillisecondType,
+    Time32SecondType, Time64MicrosecondType, Time64NanosecondType, TimeUnit,
+    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
 use arrow::record_batch::RecordBatch;
 
@@ -148,9 +149,47 @@ pub fn write_value(out: &mut String, array: &dyn Array, row: usize) {
             }
             out.push(']');
         }
+        DataType::Interval(IntervalUnit::MonthDayNano) => {
+            let v = array.as_primitive::<IntervalMonthDayNanoType>().value(row);
+            write_interval(out, v.months, v.days, v.nanoseconds);
+        }
         other => {
             let _ = write!(out, "<{other}>");
         }
+    }
+}
+
+/// An interval as Flink prints it: a year-month interval as Java's `Period` (`P18M`), a
+/// day-time one as Java's `Duration` (`PT1H30M`, `PT0.5S`, `PT-3H`). A zero value carries no
+/// kind here and prints as a `Duration`.
+fn write_interval(out: &mut String, months: i32, days: i32, nanos: i64) {
+    if months != 0 {
+        let _ = write!(out, "P{months}M");
+        return;
+    }
+    let total = i128::from(days) * 86_400_000_000_000 + i128::from(nanos);
+    if total == 0 {
+        out.push_str("PT0S");
+        return;
+    }
+    let sign = if total < 0 { "-" } else { "" };
+    let abs = total.unsigned_abs();
+    let (hours, minutes) = (abs / 3_600_000_000_000, abs / 60_000_000_000 % 60);
+    let (secs, frac) = (abs / 1_000_000_000 % 60, abs % 1_000_000_000);
+    out.push_str("PT");
+    if hours > 0 {
+        let _ = write!(out, "{sign}{hours}H");
+    }
+    if minutes > 0 {
+        let _ = write!(out, "{sign}{minutes}M");
+    }
+    if secs > 0 || frac > 0 {
+        let _ = write!(out, "{sign}{secs}");
+        if frac > 0 {
+            let digits = format!("{frac:09}");
+            let _ = write!(out, ".{}", digits.trim_end_matches('0'));
+        }
+        out.push('S');
     }
 }
 

@@ -10,7 +10,7 @@
 //! * `TIMESTAMP` ↔ `TIMESTAMP_LTZ` and `TIMESTAMP_LTZ` to `DATE`/`TIME`/`STRING` in the session
 //!   time zone; lowering a timestamp's precision truncates the fraction.
 
-use arrow::datatypes::{DataType, TimeUnit};
+use arrow::datatypes::{DataType, IntervalUnit, TimeUnit};
 use datafusion::common::ScalarValue;
 use riffle_sql::ast::{DataType as FlinkType, TypeKind};
 
@@ -40,6 +40,7 @@ pub(super) fn handles(source: &DataType, target: &DataType) -> bool {
                         | Binary
                         | LargeBinary
                         | BinaryView
+                        | Interval(IntervalUnit::MonthDayNano)
                 )
         }
         (Timestamp(..), Timestamp(..) | Date32 | Time32(_) | Time64(_)) => true,
@@ -261,11 +262,39 @@ fn to_string(v: &ScalarValue) -> Option<String> {
         ScalarValue::Binary(Some(b))
         | ScalarValue::LargeBinary(Some(b))
         | ScalarValue::BinaryView(Some(b)) => String::from_utf8_lossy(b).into_owned(),
+        ScalarValue::IntervalMonthDayNano(Some(i)) => {
+            interval_text(i.months, i.days, i.nanoseconds)?
+        }
         other => match number(other)? {
             Number::Int(i) => i.to_string(),
             _ => return None,
         },
     })
+}
+
+/// Flink's text of an interval: `+1-02` (years-months) for a year-month interval, else
+/// `+2 03:04:05.678` (days and time, millisecond precision). A Flink interval is one or the
+/// other; a zero value (which carries no kind here) is written as a day-time interval.
+fn interval_text(months: i32, days: i32, nanos: i64) -> Option<String> {
+    let sign = |negative: bool| if negative { '-' } else { '+' };
+    if months != 0 {
+        if days != 0 || nanos != 0 {
+            return None;
+        }
+        let m = months.unsigned_abs();
+        return Some(format!("{}{}-{:02}", sign(months < 0), m / 12, m % 12));
+    }
+    let ms = i128::from(days) * 86_400_000 + i128::from(nanos) / 1_000_000;
+    let abs = ms.unsigned_abs();
+    Some(format!(
+        "{}{} {:02}:{:02}:{:02}.{:03}",
+        sign(ms < 0),
+        abs / 86_400_000,
+        abs / 3_600_000 % 24,
+        abs / 60_000 % 60,
+        abs / 1000 % 60,
+        abs % 1000
+    ))
 }
 
 /// `HH:mm:ss`, with the milliseconds when there are any.
