@@ -403,6 +403,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn intervals_print_as_java_duration_and_period() {
+        let text = |months, days, nanos| {
+            let mut out = String::new();
+            write_interval(&mut out, months, days, nanos);
+            out
+        };
+        assert_eq!(text(18, 0, 0), "P18M");
+        assert_eq!(text(-27, 0, 0), "P-27M");
+        assert_eq!(text(0, 0, 5_400_000_000_000), "PT1H30M");
+        assert_eq!(text(0, 0, -5_400_000_000_000), "PT-1H-30M");
+        assert_eq!(text(0, 0, 500_000_000), "PT0.5S");
+        assert_eq!(text(0, 1, 1_000_000), "PT24H0.001S");
+        assert_eq!(text(0, 0, 0), "PT0S");
+    }
+
+    #[test]
     fn rows_print_like_flink() {
         let ts = 1_586_937_600_000_i64; // 2020-04-15T08:00
         let schema = Arc::new(Schema::new(vec![

@@ -454,6 +454,22 @@ mod tests {
     }
 
     #[test]
+    fn intervals_cast_to_flink_text() {
+        assert_eq!(interval_text(14, 0, 0).as_deref(), Some("+1-02"));
+        assert_eq!(interval_text(-23, 0, 0).as_deref(), Some("-1-11"));
+        assert_eq!(
+            interval_text(0, 1, 7_384_500_000_000).as_deref(),
+            Some("+1 02:03:04.500")
+        );
+        assert_eq!(
+            interval_text(0, 0, -10_800_000_000_000).as_deref(),
+            Some("-0 03:00:00.000")
+        );
+        // No Flink interval mixes months with days or time.
+        assert_eq!(interval_text(1, 1, 0), None);
+    }
+
+    #[test]
     fn numbers_narrow_and_round_as_flink() {
         assert_eq!(
             cast(ScalarValue::Int32(Some(300)), "TINYINT", "UTC"),
