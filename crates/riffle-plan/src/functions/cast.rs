@@ -16,12 +16,12 @@
 
 use std::sync::Arc;
 
-use arrow::array::Array as _;
+use arrow::array::{Array as _, ArrayRef, AsArray as _};
 use arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{exec_err, DFSchema, Result as DfResult, ScalarValue};
 use datafusion::logical_expr::expr::ScalarFunction;
-use datafusion::logical_expr::{Expr, ExprSchemable, ScalarUDF};
+use datafusion::logical_expr::{ColumnarValue, Expr, ExprSchemable, ScalarUDF};
 use riffle_sql::ast::{DataType as FlinkType, TypeKind};
 
 use super::convert;
@@ -160,14 +160,87 @@ pub fn flink_casts(
 
 /// The target type named by the constant second argument.
 fn target_type(constants: &[Option<&ScalarValue>]) -> Option<(FlinkType, DataType)> {
-    let flink = constants
-        .get(1)
-        .copied()
-        .flatten()
-        .and_then(text)
-        .and_then(|name| riffle_sql::parse_data_type(name).ok())?;
-    let arrow = arrow_type(&flink).ok()?;
-    Some((flink, arrow))
+    let name = constants.get(1).copied().flatten().and_then(text)?;
+    // Rows evaluate the same few names again and again: parse each once per thread.
+    thread_local! {
+        static PARSED: std::cell::RefCell<std::collections::HashMap<String, Option<(FlinkType, DataType)>>> =
+            Default::default();
+    }
+    PARSED.with(|parsed| {
+        if let Some(known) = parsed.borrow().get(name) {
+            return known.clone();
+        }
+        let target = riffle_sql::parse_data_type(name)
+            .ok()
+            .and_then(|flink| Some((arrow_type(&flink).ok()?, flink)))
+            .map(|(arrow, flink)| (flink, arrow));
+        parsed.borrow_mut().insert(name.to_string(), target.clone());
+        target
+    })
+}
+
+/// The decimal digits every value of an integer type fits in.
+fn integer_digits(t: &DataType) -> Option<u8> {
+    Some(match t {
+        DataType::Int8 => 3,
+        DataType::Int16 => 5,
+        DataType::Int32 => 10,
+        DataType::Int64 => 19,
+        _ => return None,
+    })
+}
+
+/// A cast between numeric types that loses nothing for the values of this batch, done with
+/// Arrow's kernels: integers widened or made decimals with room for every digit, decimals
+/// given more integer digits or more scale, or the same scale and a precision every value of
+/// the batch fits. Anything else (rounding, overflow → NULL) is left to the row rule.
+fn lossless_numeric_cast(args: &[ColumnarValue], target: &DataType) -> DfResult<Option<ArrayRef>> {
+    let Some(ColumnarValue::Array(input)) = args.first() else {
+        return Ok(None);
+    };
+    let source = input.data_type();
+    let numeric =
+        |t: &DataType| integer_digits(t).is_some() || matches!(t, DataType::Decimal128(..));
+    // Only numbers: other Arrow types stand for several Flink types (`CHAR(5)` and `STRING`
+    // are both `Utf8`), whose casts do more than Arrow's.
+    if !numeric(source) || !numeric(target) {
+        return Ok(None);
+    }
+    if source == target {
+        return Ok(Some(Arc::clone(input)));
+    }
+    let widening = match (source, target) {
+        (s, t) if integer_digits(s).is_some() && integer_digits(t).is_some() => {
+            integer_digits(s) <= integer_digits(t)
+        }
+        (s, DataType::Decimal128(p, scale)) if integer_digits(s).is_some() => {
+            let scale = u8::try_from(*scale).unwrap_or(u8::MAX);
+            integer_digits(s).is_some_and(|d| u16::from(d) + u16::from(scale) <= u16::from(*p))
+        }
+        (DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)) if s2 >= s1 => {
+            i16::from(*p2) - i16::from(*s2) >= i16::from(*p1) - i16::from(*s1)
+        }
+        _ => false,
+    };
+    if widening {
+        return Ok(Some(arrow::compute::cast(input, target)?));
+    }
+    // Same scale, fewer digits: exact when every value of the batch fits.
+    if let (DataType::Decimal128(_, s1), DataType::Decimal128(p2, s2)) = (source, target) {
+        if s1 == s2 {
+            let decimals = input.as_primitive::<arrow::datatypes::Decimal128Type>();
+            let limit = 10i128.checked_pow(u32::from(*p2)).unwrap_or(i128::MAX);
+            if decimals
+                .iter()
+                .flatten()
+                .all(|v| v.unsigned_abs() < limit.unsigned_abs())
+            {
+                let narrowed = decimals.clone().with_precision_and_scale(*p2, *s2)?;
+                return Ok(Some(Arc::new(narrowed)));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// `flink_cast` (fails on invalid input) and `flink_try_cast` (NULL).
@@ -188,6 +261,7 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
         .returning_with_constants(|_, constants| {
             target_type(constants).map_or(DataType::Null, |(_, arrow)| arrow)
         })
+        .with_kernel(lossless_numeric_cast)
     };
     vec![
         cast("flink_cast", true).keeping_not_null(),
@@ -542,5 +616,74 @@ mod tests {
         assert_eq!(parse_date("2024-02-29"), Some(19_782));
         assert_eq!(parse_time_nanos("10:11:12"), Some(36_672_000_000_000));
         assert_eq!(parse_double("1e3"), Some(1000.0));
+    }
+
+    /// The kernel's batch equals the row rule's values wherever it answers, and it leaves
+    /// every lossy cast to the rule.
+    #[test]
+    fn lossless_numeric_casts_agree_with_the_row_rule() {
+        use arrow::array::{Decimal128Array, Int64Array};
+        let by_rows = |input: &ArrayRef, flink: &str, arrow: &DataType| -> Vec<ScalarValue> {
+            let context = Context {
+                zone: super::super::zone::LocalZone::UTC,
+            };
+            (0..input.len())
+                .map(|i| {
+                    let v = ScalarValue::try_from_array(input, i).expect("value");
+                    if v.is_null() {
+                        return ScalarValue::try_from(arrow).expect("null");
+                    }
+                    let (f, a) =
+                        target_type(&[None, Some(&ScalarValue::from(flink))]).expect("type");
+                    cast_or_fail(&v, &f, &a, &context).expect("cast")
+                })
+                .collect()
+        };
+        let ints: ArrayRef = Arc::new(Int64Array::from(vec![
+            Some(i64::MAX),
+            None,
+            Some(-7),
+            Some(i64::MIN),
+        ]));
+        let decimals: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![Some(12_345), None, Some(-99_999)])
+                .with_precision_and_scale(24, 3)
+                .expect("decimal"),
+        );
+        for (input, flink, arrow) in [
+            (&ints, "DECIMAL(20, 0)", DataType::Decimal128(20, 0)),
+            (&ints, "DECIMAL(22, 2)", DataType::Decimal128(22, 2)),
+            (&decimals, "DECIMAL(23, 3)", DataType::Decimal128(23, 3)),
+            (&decimals, "DECIMAL(5, 3)", DataType::Decimal128(5, 3)),
+            (&decimals, "DECIMAL(30, 6)", DataType::Decimal128(30, 6)),
+        ] {
+            let args = [
+                ColumnarValue::Array(Arc::clone(input)),
+                ColumnarValue::from(ScalarValue::from(flink)),
+            ];
+            let batch = lossless_numeric_cast(&args, &arrow).expect("kernel");
+            let Some(batch) = batch else {
+                panic!("{flink}: a lossless cast goes through the kernel");
+            };
+            let values: Vec<ScalarValue> = (0..batch.len())
+                .map(|i| ScalarValue::try_from_array(&batch, i).expect("value"))
+                .collect();
+            assert_eq!(values, by_rows(input, flink, &arrow), "{flink}");
+        }
+        // Lossy: fewer integer digits than an INT64 has, or a smaller scale (rounding), or a
+        // value that does not fit.
+        for (input, arrow) in [
+            (&ints, DataType::Decimal128(18, 0)),
+            (&decimals, DataType::Decimal128(24, 2)),
+            (&decimals, DataType::Decimal128(4, 3)),
+        ] {
+            let args = [ColumnarValue::Array(Arc::clone(input))];
+            assert!(
+                lossless_numeric_cast(&args, &arrow)
+                    .expect("kernel")
+                    .is_none(),
+                "{arrow}"
+            );
+        }
     }
 }

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use arrow::array::ArrayRef;
 use arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{exec_err, plan_err, Result as DfResult, ScalarValue};
 use datafusion::logical_expr::{
@@ -63,6 +64,9 @@ pub(super) struct Context {
 type Rule = dyn Fn(&[ScalarValue], &Context) -> DfResult<ScalarValue> + Send + Sync;
 /// The result type for the coerced argument types and the constant arguments' values.
 type ReturnType = dyn Fn(&[DataType], &[Option<&ScalarValue>]) -> DataType + Send + Sync;
+/// A whole-batch evaluation for the argument arrays and the result type: `Some` when it gives
+/// exactly what the rule gives row by row, `None` to fall back to the rule.
+type Kernel = dyn Fn(&[ColumnarValue], &DataType) -> DfResult<Option<ArrayRef>> + Send + Sync;
 /// A check of the argument types and constant arguments while planning (`Err`: Flink's message).
 type Validation = dyn Fn(&[DataType], &[Option<&ScalarValue>]) -> Result<(), String> + Send + Sync;
 
@@ -82,6 +86,8 @@ pub(super) struct RowFunction {
     /// such arguments fails, as Flink's NOT NULL constraint on the value does.
     keeps_not_null: bool,
     rule: Box<Rule>,
+    /// A faster path for whole batches, tried before the rule ([`RowFunction::with_kernel`]).
+    kernel: Option<Box<Kernel>>,
 }
 
 impl std::fmt::Debug for RowFunction {
@@ -133,6 +139,7 @@ impl RowFunction {
             strict: true,
             keeps_not_null: false,
             rule: Box::new(rule),
+            kernel: None,
         }
     }
 
@@ -182,6 +189,19 @@ impl RowFunction {
         f: impl Fn(&[DataType], &[Option<&ScalarValue>]) -> DataType + Send + Sync + 'static,
     ) -> Self {
         self.return_type = Box::new(f);
+        self
+    }
+
+    /// Evaluates whole batches with `kernel` where it can (see [`Kernel`]): the rule stays the
+    /// definition, the kernel a shortcut for the cases it proves identical.
+    pub(super) fn with_kernel(
+        mut self,
+        kernel: impl Fn(&[ColumnarValue], &DataType) -> DfResult<Option<ArrayRef>>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Self {
+        self.kernel = Some(Box::new(kernel));
         self
     }
 
@@ -297,6 +317,11 @@ impl ScalarUDFImpl for RowFunction {
         let volatile = self.signature.volatility == Volatility::Volatile;
         if let Some(values) = scalars.filter(|_| !volatile) {
             return Ok(ColumnarValue::Scalar(eval(&values)?));
+        }
+        if let Some(kernel) = self.kernel.as_ref().filter(|_| !volatile) {
+            if let Some(array) = kernel(&args.args, &result_type)? {
+                return Ok(ColumnarValue::Array(array));
+            }
         }
         let arrays = args
             .args
