@@ -4,38 +4,18 @@
 //! end up holding exactly the messages of an uninterrupted run — nothing lost, nothing twice.
 //! The uninterrupted run keeps its state in memory, the killed one in RocksDB.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+#[path = "support/cli.rs"]
+mod cli;
+
+use std::path::Path;
+use std::process::{Child, Stdio};
 use std::time::Duration;
+
+use cli::{ok, riffle, WorkDir};
 
 /// Input rows; enough that the job runs for several checkpoint intervals.
 const ROWS: usize = 120_000;
 const USERS: u64 = 700;
-
-fn riffle(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_riffle"));
-    command.args(args).current_dir(dir).stdin(Stdio::null());
-    command
-}
-
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let out: Output = riffle(dir, args).output().expect("run riffle");
-    assert!(
-        out.status.success(),
-        "riffle {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// A fresh working directory, removed when dropped.
-struct WorkDir(PathBuf);
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// The job: per-user totals of the input topic into `sink`, checkpointed every 200 ms.
 fn job(group: &str, sink: &str) -> String {

@@ -5,41 +5,19 @@
 #[path = "support/status.rs"]
 mod status_support;
 
+#[path = "support/cli.rs"]
+mod cli;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::Stdio;
+
+use cli::{ok, riffle, WorkDir};
 
 /// Orders of the one-process test; the kill test has more, so the job runs long enough.
 const ORDERS: usize = 20_000;
 const ORDERS_KILL: usize = 80_000;
 const CUSTOMERS: usize = 300;
-
-fn riffle(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_riffle"));
-    command.args(args).current_dir(dir).stdin(Stdio::null());
-    command
-}
-
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let started = std::time::Instant::now();
-    let out: Output = riffle(dir, args).output().expect("run riffle");
-    assert!(
-        out.status.success(),
-        "riffle {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    eprintln!("riffle {args:?}: {} ms", started.elapsed().as_millis());
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// A fresh working directory, removed when dropped.
-struct WorkDir(PathBuf);
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// The job: orders joined with their customer, totals per region and per customer, into
 /// upsert topics `<prefix>_regions` and `<prefix>_customers`.

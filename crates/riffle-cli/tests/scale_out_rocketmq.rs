@@ -13,10 +13,15 @@
 #[path = "support/status.rs"]
 mod status_support;
 
+#[path = "support/cli.rs"]
+mod cli;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
+
+use cli::{ok, riffle, WorkDir};
 
 const ORDERS: usize = 20_000;
 const CUSTOMERS: usize = 120;
@@ -36,31 +41,6 @@ fn namesrv() -> Option<String> {
             eprintln!("\n*** SKIPPED scale_out_rocketmq: no RocketMQ broker (set RIFFLE_TEST_NAMESRV=host:port, e.g. `source .ci/rocketmq`) ***\n");
             None
         }
-    }
-}
-
-fn riffle(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_riffle"));
-    command.args(args).current_dir(dir).stdin(Stdio::null());
-    command
-}
-
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let out = riffle(dir, args).output().expect("run riffle");
-    assert!(
-        out.status.success(),
-        "riffle {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// A fresh directory, removed when dropped.
-struct WorkDir(PathBuf);
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
