@@ -79,10 +79,6 @@ fn unsupported_features_are_located_diagnostics() {
              ON a.window_start = b.window_start AND a.window_end = b.window_end;",
             "TIMESTAMP_LTZ windows",
         ),
-        (
-            "SELECT CAST(INTERVAL '1' DAY AS STRING);",
-            "CAST from INTERVAL",
-        ),
     ] {
         let diagnostics = match plan_sql(sql) {
             Ok(_) => panic!("planned: {sql}"),
