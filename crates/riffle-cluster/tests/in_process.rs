@@ -92,7 +92,8 @@ fn run_single(sql: &str) {
         .expect("single run");
 }
 
-fn run_units(sql: &str, job: &str, checkpoints: &Path) -> ClusterJob {
+/// The units of `sql` as job `job`, checkpointed every 100 ms into `checkpoints`.
+fn checkpointed_job(sql: &str, job: &str, checkpoints: &Path) -> ClusterJob {
     let mut graph = riffle_plan::plan_sql(sql).unwrap_or_else(|d| panic!("{d:?}"));
     graph
         .config
@@ -101,7 +102,11 @@ fn run_units(sql: &str, job: &str, checkpoints: &Path) -> ClusterJob {
         "execution.checkpointing.dir".into(),
         checkpoints.display().to_string(),
     );
-    let cluster = ClusterJob::new(&graph, job, PrintTarget::Stdout).expect("split");
+    ClusterJob::new(&graph, job, PrintTarget::Stdout).expect("split")
+}
+
+fn run_units(sql: &str, job: &str, checkpoints: &Path) -> ClusterJob {
+    let cluster = checkpointed_job(sql, job, checkpoints);
     runtime()
         .block_on(cluster.run(&Solo, &StopHandle::default()))
         .expect("units run");
@@ -348,17 +353,9 @@ fn units_move_between_members_exactly_once() {
             utc_date_time(stop_secs)
         ),
     );
-    let mut graph = riffle_plan::plan_sql(&sql).unwrap_or_else(|d| panic!("{d:?}"));
     let checkpoints = dir.path().join("checkpoints");
-    graph
-        .config
-        .insert("execution.checkpointing.interval".into(), "100 ms".into());
-    graph.config.insert(
-        "execution.checkpointing.dir".into(),
-        checkpoints.display().to_string(),
-    );
-    let a = ClusterJob::new(&graph, "moves", PrintTarget::Stdout).expect("split");
-    let b = ClusterJob::new(&graph, "moves", PrintTarget::Stdout).expect("split");
+    let a = checkpointed_job(&sql, "moves", &checkpoints);
+    let b = checkpointed_job(&sql, "moves", &checkpoints);
     let units = a.plan.units();
     let group_a = a.membership(Some("g")).expect("join a");
     let (stop_a, stop_b) = (StopHandle::default(), StopHandle::default());
@@ -458,16 +455,7 @@ fn units_resume_from_their_state_topics_without_local_checkpoints() {
     run_single(&join_sql(dir.path(), "single_state"));
 
     let checkpoints = dir.path().join("checkpoints");
-    let mut graph = riffle_plan::plan_sql(&join_sql(dir.path(), "from_state"))
-        .unwrap_or_else(|d| panic!("{d:?}"));
-    graph
-        .config
-        .insert("execution.checkpointing.interval".into(), "100 ms".into());
-    graph.config.insert(
-        "execution.checkpointing.dir".into(),
-        checkpoints.display().to_string(),
-    );
-    let first = ClusterJob::new(&graph, "state", PrintTarget::Stdout).expect("split");
+    let first = checkpointed_job(&join_sql(dir.path(), "from_state"), "state", &checkpoints);
     let units = first.plan.units();
     let stop = StopHandle::default();
     runtime().block_on(async {
@@ -573,16 +561,11 @@ fn two_readings_of_a_table_each_read_everything_whenever_they_start() {
     run_single(&two_readings_sql(dir.path(), "single"));
 
     let checkpoints = dir.path().join("checkpoints");
-    let mut graph = riffle_plan::plan_sql(&two_readings_sql(dir.path(), "late"))
-        .unwrap_or_else(|d| panic!("{d:?}"));
-    graph
-        .config
-        .insert("execution.checkpointing.interval".into(), "100 ms".into());
-    graph.config.insert(
-        "execution.checkpointing.dir".into(),
-        checkpoints.display().to_string(),
+    let cluster = checkpointed_job(
+        &two_readings_sql(dir.path(), "late"),
+        "readings",
+        &checkpoints,
     );
-    let cluster = ClusterJob::new(&graph, "readings", PrintTarget::Stdout).expect("split");
     // Both readings of `orders` are source stages of their own.
     let reading_orders: Vec<usize> = (0..cluster.plan.stages.len())
         .filter(|s| {

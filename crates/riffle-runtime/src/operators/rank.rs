@@ -14,7 +14,7 @@ use riffle_plan::rank::{RankSpec, RankStrategy};
 
 use riffle_connectors::snapshot::{StateReader, StateWriter};
 
-use super::aggregate::{key_columns, key_values, RowsOut};
+use super::aggregate::{field_types, key_columns, key_values, RowsOut};
 use super::keyed::{read_timers, write_timers, KeyedState};
 use crate::keyed_snapshot::{min_time, KeyedSnapshot, KeyedSnapshotWriter};
 
@@ -33,11 +33,7 @@ pub(super) fn create(
     schema: SchemaRef,
     append_only: bool,
 ) -> Result<Box<dyn StreamOperator>, RuntimeError> {
-    let types: Vec<DataType> = input
-        .fields()
-        .iter()
-        .map(|f| f.data_type().clone())
-        .collect();
+    let types = field_types(input);
     let width = input.fields().len();
     Ok(match spec.strategy {
         RankStrategy::TopN => Box::new(TopNRank {
@@ -330,11 +326,7 @@ pub(super) fn changelog_normalize(
     input: &SchemaRef,
     schema: SchemaRef,
 ) -> Result<Box<dyn StreamOperator>, RuntimeError> {
-    let types: Vec<DataType> = input
-        .fields()
-        .iter()
-        .map(|f| f.data_type().clone())
-        .collect();
+    let types = field_types(input);
     Ok(Box::new(ProcTimeDedup {
         keep_last: true,
         on_changelog: true,
