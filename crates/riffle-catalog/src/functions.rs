@@ -607,6 +607,22 @@ fn scalar_result(
     args: &[DataType],
     f: &Function,
 ) -> DataType {
+    if spec.name == "TIMESTAMPADD" && args.get(2).is_some_and(|a| a.kind == TypeKind::Date) {
+        // Calcite: a DATE shifted by a unit below a day becomes a TIMESTAMP(6).
+        let unit = match call_args(f).first() {
+            Some(CallArg::Expr(Expr::Identifier(id))) => id.value.to_ascii_uppercase(),
+            _ => String::new(),
+        };
+        if matches!(
+            unit.as_str(),
+            "HOUR" | "MINUTE" | "SECOND" | "MILLISECOND" | "MICROSECOND" | "NANOSECOND"
+        ) {
+            return DataType {
+                kind: TypeKind::Timestamp(6),
+                nullable: ty.nullable,
+            };
+        }
+    }
     let round = matches!(spec.name.as_str(), "ROUND" | "TRUNCATE");
     if let (true, Some(TypeKind::Decimal(p, _))) = (
         matches!(spec.name.as_str(), "CEIL" | "FLOOR"),

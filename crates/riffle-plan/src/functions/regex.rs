@@ -14,8 +14,69 @@ use regex::{NoExpand, Regex};
 
 use super::row::{int, string, string_array, string_array_type, text, Arg, RowFunction};
 
-/// Compiles a Java pattern with the Rust engine (the syntax both share).
+/// Java's meaning of the class escapes the Rust engine reads as Unicode classes: `\w`, `\d`,
+/// `\s` and their negations match ASCII characters only, `\b` is an ASCII word boundary.
+fn java_classes(pattern: &str) -> std::borrow::Cow<'_, str> {
+    if !pattern.contains('\\') {
+        return pattern.into();
+    }
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut in_class = false;
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let Some(e) = chars.next() else {
+                    out.push(c);
+                    break;
+                };
+                let replacement = match (e, in_class) {
+                    ('w', false) => "[0-9A-Za-z_]",
+                    ('W', false) => "[^0-9A-Za-z_]",
+                    ('d', false) => "[0-9]",
+                    ('D', false) => "[^0-9]",
+                    ('s', false) => "[\\t\\n\\x0B\\f\\r ]",
+                    ('S', false) => "[^\\t\\n\\x0B\\f\\r ]",
+                    ('b', false) => "(?-u:\\b)",
+                    ('B', false) => "(?-u:\\B)",
+                    ('w', true) => "0-9A-Za-z_",
+                    ('d', true) => "0-9",
+                    ('s', true) => "\\t\\n\\x0B\\f\\r ",
+                    _ => {
+                        out.push(c);
+                        out.push(e);
+                        continue;
+                    }
+                };
+                out.push_str(replacement);
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                // A `]` or `^]` right after the opening bracket is a literal.
+                let rest = chars.as_str();
+                let literal = if rest.starts_with("^]") {
+                    2
+                } else {
+                    usize::from(rest.starts_with(']'))
+                };
+                out.push_str(&rest[..literal]);
+                chars = rest[literal..].chars();
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out.into()
+}
+
+/// Compiles a Java pattern with the Rust engine (the syntax both share; see [`java_classes`]).
 fn compile(pattern: &str) -> DfResult<Regex> {
+    let java = pattern;
+    let pattern = &*java_classes(java);
     thread_local! {
         // Patterns are usually constants: keep the last one compiled.
         static LAST: RefCell<Option<Regex>> = const { RefCell::new(None) };
@@ -28,7 +89,7 @@ fn compile(pattern: &str) -> DfResult<Regex> {
             LAST.set(Some(re.clone()));
             Ok(re)
         }
-        Err(e) => exec_err!("regular expression '{pattern}' is not supported: {e}"),
+        Err(e) => exec_err!("regular expression '{java}' is not supported: {e}"),
     }
 }
 

@@ -297,6 +297,29 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
         })
         .variadic(Str)
         .lenient(),
+        RowFunction::new("lpad", &[&[Str, Int, Str]], DataType::Utf8, |v| {
+            Ok(string(pad(text_of(&v[0]), int(&v[1]), text_of(&v[2]), true)))
+        }),
+        RowFunction::new("rpad", &[&[Str, Int, Str]], DataType::Utf8, |v| {
+            Ok(string(pad(text_of(&v[0]), int(&v[1]), text_of(&v[2]), false)))
+        }),
+        // Java's String.replace: an empty search string matches before every character and at
+        // the end.
+        RowFunction::new("replace", &[&[Str, Str, Str]], DataType::Utf8, |v| {
+            let (s, search, with) = (text_of(&v[0]), text_of(&v[1]), text_of(&v[2]));
+            let replaced = if search.is_empty() {
+                let mut out = String::with_capacity(s.len() + with.len() * (s.len() + 1));
+                for c in s.chars() {
+                    out.push_str(with);
+                    out.push(c);
+                }
+                out.push_str(with);
+                out
+            } else {
+                s.replace(search, with)
+            };
+            Ok(string(Some(replaced)))
+        }),
         RowFunction::new("translate", &[&[Str, Str, Str]], DataType::Utf8, |v| {
             let to: Vec<char> = text_of(&v[2]).chars().collect();
             let from: Vec<char> = text_of(&v[1]).chars().collect();
@@ -364,12 +387,32 @@ fn overlay(s: &str, r: &str, start: i64, length: i64) -> String {
     String::from_utf16_lossy(&out)
 }
 
+/// `LPAD` (`left`) / `RPAD`: `s` cut or padded with repetitions of `padding` to `length`
+/// characters; NULL for a negative length or an empty padding (Flink's rule, even when no
+/// padding is needed).
+fn pad(s: &str, length: Option<i64>, padding: &str, left: bool) -> Option<String> {
+    let length = usize::try_from(length?).ok()?;
+    if padding.is_empty() {
+        return None;
+    }
+    let have = s.chars().count();
+    if length <= have {
+        return Some(s.chars().take(length).collect());
+    }
+    let fill: String = padding.chars().cycle().take(length - have).collect();
+    Some(if left { fill + s } else { s.to_string() + &fill })
+}
+
 /// 1-based character position of `needle` in `haystack` searching from character `from`; 0
-/// when absent.
+/// when absent. An empty needle is found at the start position (at most just past the end),
+/// as Java's `indexOf`.
 fn position(haystack: &str, needle: &str, from: i64) -> i32 {
     let chars: Vec<char> = haystack.chars().collect();
     let needle: Vec<char> = needle.chars().collect();
     let start = usize::try_from(from.saturating_sub(1)).unwrap_or(0);
+    if needle.is_empty() {
+        return i32::try_from(start.min(chars.len()) + 1).unwrap_or(0);
+    }
     if start > chars.len() {
         return 0;
     }

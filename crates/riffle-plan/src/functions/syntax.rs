@@ -77,7 +77,14 @@ fn rewrite(e: &mut Expr) {
                     list.args.first_mut()
                 {
                     if let Expr::Identifier(unit) = first {
-                        *first = string(&unit.value.to_ascii_uppercase());
+                        let unit = unit.value.to_ascii_uppercase();
+                        let clock = ["HOUR", "MINUTE", "SECOND", "MILLISECOND"];
+                        if name == "TIMESTAMPADD" && clock.contains(&unit.as_str()) {
+                            f.name = ast::ObjectName::from(vec![ast::Ident::new(
+                                super::temporal::CLOCK_TIMESTAMPADD,
+                            )]);
+                        }
+                        *first = string(&unit);
                     }
                 }
             }

@@ -484,8 +484,8 @@ const WEEKDAYS: [&str; 7] = [
     "Sunday",
 ];
 
-/// Formats local wall-clock milliseconds with a Java date-time pattern (letters y M d D H h m s
-/// S E a, quoted literals).
+/// Formats local wall-clock milliseconds with a Java `DateTimeFormatter` pattern in the US
+/// locale (letters y u Y M L d D Q q w H h k K m s S E a G, quoted literals).
 fn format_java(local_ms: i64, pattern: &str) -> DfResult<String> {
     let day = local_ms.div_euclid(MS_PER_DAY);
     let time = local_ms.rem_euclid(MS_PER_DAY);
@@ -516,6 +516,11 @@ fn format_java(local_ms: i64, pattern: &str) -> DfResult<String> {
             }
             'y' | 'u' if run == 2 => out.push_str(&format!("{:02}", y.rem_euclid(100))),
             'y' | 'u' => out.push_str(&num(y)),
+            'Y' if run == 2 => out.push_str(&format!("{:02}", us_week(day).0.rem_euclid(100))),
+            'Y' => out.push_str(&num(us_week(day).0)),
+            'w' => out.push_str(&num(us_week(day).1)),
+            'Q' | 'q' => out.push_str(&num((i64::from(mo) - 1) / 3 + 1)),
+            'G' => out.push_str(if y > 0 { "AD" } else { "BC" }),
             'M' | 'L' if run >= 4 => out.push_str(MONTHS[mo as usize - 1]),
             'M' | 'L' if run == 3 => out.push_str(&MONTHS[mo as usize - 1][..3]),
             'M' | 'L' => out.push_str(&num(i64::from(mo))),
@@ -523,6 +528,8 @@ fn format_java(local_ms: i64, pattern: &str) -> DfResult<String> {
             'D' => out.push_str(&num(day - epoch_day(y, 1, 1).unwrap_or(day) + 1)),
             'H' => out.push_str(&num(h)),
             'h' => out.push_str(&num(if h % 12 == 0 { 12 } else { h % 12 })),
+            'k' => out.push_str(&num(if h == 0 { 24 } else { h })),
+            'K' => out.push_str(&num(h % 12)),
             'm' => out.push_str(&num(mi)),
             's' => out.push_str(&num(s)),
             'S' => {
@@ -577,12 +584,10 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             |v, cx| {
                 let s = text(&v[0]).unwrap_or_default();
                 let pattern = v.get(1).and_then(text).unwrap_or("yyyy-MM-dd HH:mm:ss");
-                match parse_with_pattern(s, pattern) {
-                    Some(local) => Ok(ScalarValue::Int64(Some(
-                        cx.zone.to_utc(local).div_euclid(1000),
-                    ))),
-                    None => exec_err!("UNIX_TIMESTAMP cannot parse '{s}' with pattern '{pattern}'"),
-                }
+                // Flink answers a string the pattern does not parse with Long.MIN_VALUE.
+                let seconds = parse_with_pattern(s, pattern)
+                    .map_or(i64::MIN, |local| cx.zone.to_utc(local).div_euclid(1000));
+                Ok(ScalarValue::Int64(Some(seconds)))
             },
         ),
         RowFunction::with_context("date_format", &[&[Any, Str]], DataType::Utf8, |v, cx| {
@@ -618,21 +623,25 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             )?)))
         }),
         RowFunction::new("timestampadd", &[&[Str, Int, Any]], ts3.clone(), |v| {
-            let (Some(amount), Some(n)) = (int(&v[1]), nanos(&v[2])) else {
-                return Ok(with_nanos(&v[2], 0).to_null());
-            };
-            let ms = i64::try_from(n.div_euclid(NANOS_PER_MS)).unwrap_or(0);
-            let sub_ms = n.rem_euclid(NANOS_PER_MS);
-            let shifted = match unit(text(&v[0]).unwrap_or_default())? {
-                Unit::Months(k) => add_months(ms, amount.saturating_mul(k)),
-                Unit::Millis(k) => ms.checked_add(amount.saturating_mul(k)),
-            };
-            Ok(match shifted {
-                Some(ms) => with_nanos(&v[2], i128::from(ms) * NANOS_PER_MS + sub_ms),
-                None => with_nanos(&v[2], 0).to_null(),
-            })
+            timestamp_add(&v[0], &v[1], &v[2])
         })
         .returning(|t| t.get(2).cloned().unwrap_or(DataType::Null)),
+        // TIMESTAMPADD by a unit below a day (the planner renames those calls): a DATE becomes
+        // a TIMESTAMP(6) first, as in Flink.
+        RowFunction::new(CLOCK_TIMESTAMPADD, &[&[Str, Int, Any]], ts3.clone(), |v| {
+            let shifted = match &v[2] {
+                ScalarValue::Date32(d) => ScalarValue::TimestampMicrosecond(
+                    d.map(|d| i64::from(d) * MS_PER_DAY * 1000),
+                    None,
+                ),
+                other => other.clone(),
+            };
+            timestamp_add(&v[0], &v[1], &shifted)
+        })
+        .returning(|t| match t.get(2) {
+            Some(DataType::Date32) => DataType::Timestamp(TimeUnit::Microsecond, None),
+            other => other.cloned().unwrap_or(DataType::Null),
+        }),
         // EXTRACT(part FROM t) as DataFusion plans it (a TIMESTAMP_LTZ in the session zone).
         RowFunction::with_context("date_part", &[&[Str, Any]], DataType::Int64, |v, cx| {
             let part = text(&v[0]).unwrap_or_default().to_ascii_lowercase();
@@ -641,6 +650,9 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             };
             let (day, time) = (ms.div_euclid(MS_PER_DAY), ms.rem_euclid(MS_PER_DAY));
             let (y, m, d) = civil(day);
+            // Nanoseconds within the second, below the millisecond too.
+            let second_nanos = i128::from(time % 1000) * NANOS_PER_MS
+                + nanos(&v[1]).map_or(0, |n| n.rem_euclid(NANOS_PER_MS));
             Ok(ScalarValue::Int64(Some(match part.as_str() {
                 "year" => y,
                 "quarter" => (i64::from(m) - 1) / 3 + 1,
@@ -653,6 +665,17 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
                 "minute" => time / 60_000 % 60,
                 "second" => time / 1000 % 60,
                 "millisecond" => time % 1000,
+                "microsecond" => i64::try_from(second_nanos / 1000).unwrap_or(0),
+                "nanosecond" => i64::try_from(second_nanos).unwrap_or(0),
+                "isodow" => (day + 3).rem_euclid(7) + 1,
+                "isoyear" => civil(day - (day + 3).rem_euclid(7) + 3).0,
+                "epoch" => ms.div_euclid(1000),
+                // Java's integer division, as Flink's DateTimeUtils.
+                "decade" => y / 10,
+                "century" if y > 0 => (y + 99) / 100,
+                "century" => (y - 99) / 100,
+                "millennium" if y > 0 => (y + 999) / 1000,
+                "millennium" => (y - 999) / 1000,
                 other => return exec_err!("EXTRACT of {other} is not supported"),
             })))
         }),
@@ -692,6 +715,31 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
     ]
 }
 
+/// The name the planner gives `TIMESTAMPADD` calls by a unit below a day.
+pub(super) const CLOCK_TIMESTAMPADD: &str = "timestampadd_clock";
+
+/// `TIMESTAMPADD(unit, amount, t)`: `t` shifted by `amount` units (months clamp the day to the
+/// month's end); the result has `t`'s type.
+fn timestamp_add(
+    unit_name: &ScalarValue,
+    amount: &ScalarValue,
+    t: &ScalarValue,
+) -> DfResult<ScalarValue> {
+    let (Some(amount), Some(n)) = (int(amount), nanos(t)) else {
+        return Ok(with_nanos(t, 0).to_null());
+    };
+    let ms = i64::try_from(n.div_euclid(NANOS_PER_MS)).unwrap_or(0);
+    let sub_ms = n.rem_euclid(NANOS_PER_MS);
+    let shifted = match unit(text(unit_name).unwrap_or_default())? {
+        Unit::Months(k) => add_months(ms, amount.saturating_mul(k)),
+        Unit::Millis(k) => ms.checked_add(amount.saturating_mul(k)),
+    };
+    Ok(match shifted {
+        Some(ms) => with_nanos(t, i128::from(ms) * NANOS_PER_MS + sub_ms),
+        None => with_nanos(t, 0).to_null(),
+    })
+}
+
 /// A BIGINT part of a date or timestamp, computed from (year, month, day, epoch day).
 fn date_part(name: &'static str, part: fn(i64, u32, u32, i64) -> i64) -> RowFunction {
     RowFunction::with_context(name, &[&[Arg::Any]], DataType::Int64, move |v, cx| {
@@ -726,6 +774,17 @@ fn iso_week(day: i64) -> i64 {
     (thursday - first) / 7 + 1
 }
 
+/// The US locale's (week-based year, week of that year) of a day: weeks start on Sunday and
+/// week 1 is the week holding January 1st (Java's `Y` and `w` pattern letters).
+fn us_week(day: i64) -> (i64, i64) {
+    // Sunday = 0 (1970-01-01 was a Thursday).
+    let sunday = day - (day + 4).rem_euclid(7);
+    let (year, _, _) = civil(sunday + 6);
+    let first = epoch_day(year, 1, 1).unwrap_or(sunday);
+    let first_sunday = first - (first + 4).rem_euclid(7);
+    (year, (sunday - first_sunday) / 7 + 1)
+}
+
 /// `FLOOR`/`CEIL(t TO unit)` of a date or timestamp (weeks start on Sunday); a
 /// `TIMESTAMP_LTZ` is rounded in the session time zone `zone`.
 fn round_time(
@@ -752,7 +811,18 @@ fn round_time(
         }
         Unit::Millis(k) => ms.div_euclid(k) * k,
     };
-    let result = if ceil && (floor != ms || !exact) {
+    // Flink ceils a timestamp to WEEK, MONTH, QUARTER or YEAR from its date: the time of day
+    // is dropped first, so a time on the unit's first day ceils to that day's midnight.
+    let by_date = match unit(unit_name)? {
+        Unit::Months(_) => true,
+        Unit::Millis(k) => k == 7 * MS_PER_DAY,
+    };
+    let on_boundary = if by_date {
+        floor == ms.div_euclid(MS_PER_DAY) * MS_PER_DAY
+    } else {
+        floor == ms && exact
+    };
+    let result = if ceil && !on_boundary {
         match unit(unit_name)? {
             Unit::Months(k) => add_months(floor, k).unwrap_or(floor),
             Unit::Millis(k) => floor + k,
