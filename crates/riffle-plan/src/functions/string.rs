@@ -298,10 +298,20 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
         .variadic(Str)
         .lenient(),
         RowFunction::new("lpad", &[&[Str, Int, Str]], DataType::Utf8, |v| {
-            Ok(string(pad(text_of(&v[0]), int(&v[1]), text_of(&v[2]), true)))
+            Ok(string(pad(
+                text_of(&v[0]),
+                int(&v[1]),
+                text_of(&v[2]),
+                true,
+            )))
         }),
         RowFunction::new("rpad", &[&[Str, Int, Str]], DataType::Utf8, |v| {
-            Ok(string(pad(text_of(&v[0]), int(&v[1]), text_of(&v[2]), false)))
+            Ok(string(pad(
+                text_of(&v[0]),
+                int(&v[1]),
+                text_of(&v[2]),
+                false,
+            )))
         }),
         // Java's String.replace: an empty search string matches before every character and at
         // the end.
@@ -400,7 +410,11 @@ fn pad(s: &str, length: Option<i64>, padding: &str, left: bool) -> Option<String
         return Some(s.chars().take(length).collect());
     }
     let fill: String = padding.chars().cycle().take(length - have).collect();
-    Some(if left { fill + s } else { s.to_string() + &fill })
+    Some(if left {
+        fill + s
+    } else {
+        s.to_string() + &fill
+    })
 }
 
 /// 1-based character position of `needle` in `haystack` searching from character `from`; 0
