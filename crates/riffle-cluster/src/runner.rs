@@ -294,6 +294,7 @@ impl ClusterJob {
                 }
                 state
                     .publish(n, dir)
+                    .map(|_| ())
                     .map_err(|e| riffle_runtime::RuntimeError::new(e.message))
             });
         let coordination = self.coordination.clone();

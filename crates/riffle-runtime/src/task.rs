@@ -529,13 +529,14 @@ struct Control {
 }
 
 impl Control {
-    fn ack(&self, checkpoint: u64, state: Vec<u8>) {
+    fn ack(&self, checkpoint: u64, state: Vec<u8>, keyed: bool) {
         // The coordinator ends only after every subtask: a closed channel means the job is
         // already failing, which is reported elsewhere.
         let _ = self.reports.send(Report::Ack {
             checkpoint,
             task: self.task,
             state,
+            keyed,
         });
     }
 }
@@ -714,7 +715,7 @@ async fn run_source(
             }
             SourceItem::Barrier(n, position) => {
                 if let Some(c) = &control {
-                    c.ack(n, position);
+                    c.ack(n, position, false);
                 }
                 output.broadcast(Message::Barrier(n)).await?;
             }
@@ -825,7 +826,7 @@ async fn run_operator(
                     flush(&mut emits, &mut output, &figures).await?;
                     let state = operator.snapshot(n)?;
                     if let Some(c) = &control {
-                        c.ack(n, state);
+                        c.ack(n, state, operator.keyed_snapshot());
                     }
                     output.broadcast(Message::Barrier(n)).await?;
                     alignment.blocked.iter_mut().for_each(|b| *b = false);

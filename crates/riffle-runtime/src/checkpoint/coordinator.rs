@@ -42,6 +42,8 @@ pub enum Report {
         task: TaskId,
         /// Its state.
         state: Vec<u8>,
+        /// Whether the state is a keyed snapshot (`crate::keyed_snapshot`).
+        keyed: bool,
     },
     /// A source subtask has read all its input and sent its last watermark.
     Exhausted(TaskId),
@@ -85,6 +87,8 @@ struct Pending {
     id: u64,
     started: Instant,
     states: BTreeMap<TaskId, Vec<u8>>,
+    /// The subtasks whose state is a keyed snapshot.
+    keyed: BTreeSet<TaskId>,
     /// Taken after every source was exhausted.
     last: bool,
 }
@@ -108,6 +112,7 @@ impl Coordinator {
             id,
             started: Instant::now(),
             states: BTreeMap::new(),
+            keyed: BTreeSet::new(),
             last,
         }
     }
@@ -118,6 +123,7 @@ impl Coordinator {
             id,
             started,
             states,
+            keyed,
             ..
         } = pending;
         let mut metadata = Metadata::new(
@@ -126,6 +132,12 @@ impl Coordinator {
             self.config.key_groups.max_parallelism(),
             self.operators.clone(),
         );
+        for task in &mut metadata.tasks {
+            task.keyed = keyed.contains(&TaskId {
+                operator: task.operator,
+                subtask: task.subtask,
+            });
+        }
         let bytes = self.store.write(&mut metadata, &states)?;
         if let Some(hook) = &self.on_written {
             hook(id, &self.store.checkpoint_dir(id))?;
@@ -187,11 +199,15 @@ impl Coordinator {
                     checkpoint,
                     task,
                     state,
+                    keyed,
                 } => {
                     let Some(p) = pending.as_mut().filter(|p| p.id == checkpoint) else {
                         continue;
                     };
                     p.states.insert(task, state);
+                    if keyed {
+                        p.keyed.insert(task);
+                    }
                     if p.states.len() < total {
                         continue;
                     }

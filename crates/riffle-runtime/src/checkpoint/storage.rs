@@ -75,6 +75,10 @@ pub struct TaskMeta {
     pub bytes: u64,
     /// CRC-32 of the state file.
     pub crc32: u32,
+    /// Whether the state file is a keyed snapshot (`crate::keyed_snapshot`), whose entries
+    /// may be stored and restored one by one, in any order.
+    #[serde(default)]
+    pub keyed: bool,
 }
 
 /// A completed checkpoint read back for a restore.
@@ -287,6 +291,7 @@ impl Metadata {
                     file: None,
                     bytes: 0,
                     crc32: 0,
+                    keyed: false,
                 })
             })
             .collect();
