@@ -96,14 +96,11 @@ impl Committed {
                 };
                 let slot = slot & 1;
                 // An entry the newest checkpoint does not have: deleted, in the other slot.
-                let tracked = out
-                    .entries
-                    .entry(identity.to_string())
-                    .or_insert(Tracked {
-                        newest: 1 - slot,
-                        hash: None,
-                        torn: 0,
-                    });
+                let tracked = out.entries.entry(identity.to_string()).or_insert(Tracked {
+                    newest: 1 - slot,
+                    hash: None,
+                    torn: 0,
+                });
                 tracked.torn |= 1 << slot;
             }
         }
@@ -178,8 +175,7 @@ pub(super) fn build(
             None => {
                 let blob = b.blob(&bytes);
                 if path.ends_with(".sst") {
-                    b.sst
-                        .insert((path.clone(), blob.len), blob.clone());
+                    b.sst.insert((path.clone(), blob.len), blob.clone());
                 }
                 FileRef::Whole {
                     path: path.clone(),
@@ -213,7 +209,8 @@ pub(super) fn build(
         .flat_map(|(id, pieces)| (0..*pieces).map(move |i| format::piece_key(unit, id, i)))
         .collect();
     for key in committed.garbage.iter().filter(|k| !needed.contains(*k)) {
-        b.after_header.push(Message::new(Vec::new()).with_key(key.clone()));
+        b.after_header
+            .push(Message::new(Vec::new()).with_key(key.clone()));
     }
     let Builder {
         mut messages,
@@ -269,7 +266,8 @@ impl Builder<'_> {
     /// Stores `bytes` as a blob unless the topic or this append already has it.
     fn blob(&mut self, bytes: &[u8]) -> BlobRef {
         let blob = BlobRef::of(bytes);
-        let known = self.committed.blobs.contains_key(&blob.id) || self.blobs.contains_key(&blob.id);
+        let known =
+            self.committed.blobs.contains_key(&blob.id) || self.blobs.contains_key(&blob.id);
         if !known {
             for (i, piece) in bytes.chunks(format::PIECE_BYTES).enumerate() {
                 self.messages.push(
@@ -323,7 +321,13 @@ impl Builder<'_> {
 
     /// Writes `body` to the slot that does not hold the entry's newest message (and first
     /// to any slot a torn append wrote to), so that slot becomes the newest.
-    fn write(&mut self, identity: &str, before: Tracked, body: &[u8], hash: Option<u64>) -> Tracked {
+    fn write(
+        &mut self,
+        identity: &str,
+        before: Tracked,
+        body: &[u8],
+        hash: Option<u64>,
+    ) -> Tracked {
         let target = 1 - before.newest;
         for slot in [before.newest, target] {
             if slot == target || before.torn & (1 << slot) != 0 {

@@ -162,7 +162,9 @@ pub(super) fn read_entry(body: &[u8]) -> Result<Option<EntryParts<'_>>, ClusterE
     };
     let mut r = StateReader::new(body, "a state topic entry");
     if r.u8().map_err(corrupted)? != VALUE {
-        return Err(ClusterError::new("corrupted state topic entry: unknown kind"));
+        return Err(ClusterError::new(
+            "corrupted state topic entry: unknown kind",
+        ));
     }
     let table = r.u8().map_err(corrupted)?;
     let key = r.bytes().map_err(corrupted)?;

@@ -183,13 +183,15 @@ impl StateTopic {
     /// its files (for `riffle job status`).
     pub fn newest_sizes(&self) -> Result<Option<(u64, FileSizes)>, ClusterError> {
         let scan = self.scan()?;
-        Ok(scan.files(&self.unit.to_string())?.map(|(checkpoint, files)| {
-            let sizes = files
-                .into_iter()
-                .map(|(path, bytes)| (path, bytes.len() as u64))
-                .collect();
-            (checkpoint, sizes)
-        }))
+        Ok(scan
+            .files(&self.unit.to_string())?
+            .map(|(checkpoint, files)| {
+                let sizes = files
+                    .into_iter()
+                    .map(|(path, bytes)| (path, bytes.len() as u64))
+                    .collect();
+                (checkpoint, sizes)
+            }))
     }
 }
 

@@ -32,9 +32,8 @@ pub(super) fn scan(
     queue: u32,
     unit: &str,
 ) -> Result<Scan, ClusterError> {
-    let error = |e: riffle_store::StoreError| {
-        ClusterError::new(format!("state topic '{topic}': {e}"))
-    };
+    let error =
+        |e: riffle_store::StoreError| ClusterError::new(format!("state topic '{topic}': {e}"));
     let info = store.queue_info(topic, queue).map_err(error)?;
     let header = header_key(unit);
     let mut out = Scan::default();
@@ -129,8 +128,7 @@ impl Scan {
             return Ok(None);
         };
         let entries = self.entries(unit);
-        let mut by_file: HashMap<&str, Vec<(usize, format::EntryParts<'_>, u64)>> =
-            HashMap::new();
+        let mut by_file: HashMap<&str, Vec<(usize, format::EntryParts<'_>, u64)>> = HashMap::new();
         for (identity, slots) in &entries {
             let Some((_, _, body)) = slots.newest else {
                 continue;
@@ -171,11 +169,13 @@ impl Scan {
                     });
                     let entries: Vec<riffle_runtime::keyed_snapshot::Entry<'_>> = mine
                         .iter()
-                        .map(|(_, (table, key, value), _)| riffle_runtime::keyed_snapshot::Entry {
-                            table: *table,
-                            key,
-                            value,
-                        })
+                        .map(
+                            |(_, (table, key, value), _)| riffle_runtime::keyed_snapshot::Entry {
+                                table: *table,
+                                key,
+                                value,
+                            },
+                        )
                         .collect();
                     riffle_runtime::keyed_snapshot::assemble(&globals, &entries)
                 }

@@ -1,6 +1,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
-use riffle_runtime::checkpoint::storage::{read_checkpoint, CheckpointStore, Metadata, OperatorMeta};
+use riffle_runtime::checkpoint::storage::{
+    read_checkpoint, CheckpointStore, Metadata, OperatorMeta,
+};
 use riffle_runtime::checkpoint::TaskId;
 use riffle_runtime::keyed_snapshot::{KeyedSnapshot, KeyedSnapshotWriter};
 
@@ -40,11 +42,12 @@ fn write(root: &Path, n: u64, c: &Checkpoint<'_>) -> PathBuf {
             })
             .unwrap();
         // A second entry of the same key (as a timer would be).
-        snapshot.entry(8, k.as_bytes(), |w| {
-            w.u64(1);
-            Ok(())
-        })
-        .unwrap();
+        snapshot
+            .entry(8, k.as_bytes(), |w| {
+                w.u64(1);
+                Ok(())
+            })
+            .unwrap();
     }
     let mut states = BTreeMap::new();
     states.insert(
@@ -92,7 +95,7 @@ fn read_back(dir: &Path) -> (BTreeMap<String, String>, String, BTreeSet<String>)
             operator: 0,
             subtask: 0,
         }]
-        .clone(),
+            .clone(),
     )
     .unwrap();
     let ssts = std::fs::read_dir(dir.join("1-0.rocksdb"))
@@ -126,7 +129,9 @@ fn env() -> Env {
 const UNIT: UnitId = UnitId { stage: 1, unit: 1 };
 
 fn keys(range: std::ops::Range<usize>, value: &str) -> BTreeMap<String, String> {
-    range.map(|i| (format!("k{i}"), value.to_string())).collect()
+    range
+        .map(|i| (format!("k{i}"), value.to_string()))
+        .collect()
 }
 
 fn compact(store: &Arc<dyn Topics>) {
@@ -203,7 +208,10 @@ fn only_changed_entries_and_new_files_are_appended() {
         }
         let _ = std::fs::remove_dir_all(&env.root);
         let fresh = StateTopic::new(env.store.clone(), "j", UNIT);
-        assert_eq!(fresh.restore_into(&env.root, "j.1-1", false).unwrap(), Some(3));
+        assert_eq!(
+            fresh.restore_into(&env.root, "j.1-1", false).unwrap(),
+            Some(3)
+        );
         let (got, position, files) = read_back(&env.root.join("j.1-1/chk-3"));
         assert_eq!(got, entries);
         assert_eq!(position, "offset 30");
@@ -249,7 +257,10 @@ fn deleted_entries_and_unneeded_files_leave_the_compacted_topic() {
     // position, CURRENT, _metadata and the header.
     assert!(info.messages <= 10, "{info:?}");
     let fresh = StateTopic::new(env.store.clone(), "j", UNIT);
-    assert_eq!(fresh.restore_into(&env.root, "j.1-1", true).unwrap(), Some(3));
+    assert_eq!(
+        fresh.restore_into(&env.root, "j.1-1", true).unwrap(),
+        Some(3)
+    );
     let (got, _, files) = read_back(&env.root.join("j.1-1/chk-3"));
     assert_eq!(got, small);
     assert_eq!(files, BTreeSet::from(["CURRENT".to_string()]));
@@ -303,7 +314,10 @@ fn a_torn_append_is_never_mixed_into_the_newest_checkpoint() {
     // Compaction drops nothing checkpoint 1 needs: the torn values went to other slots.
     compact(&env.store);
     let restorer = StateTopic::new(env.store.clone(), "j", UNIT);
-    assert_eq!(restorer.restore_into(&env.root, "j.1-1", true).unwrap(), Some(1));
+    assert_eq!(
+        restorer.restore_into(&env.root, "j.1-1", true).unwrap(),
+        Some(1)
+    );
     let (got, position, _) = read_back(&env.root.join("j.1-1/chk-1"));
     assert_eq!((got, position.as_str()), (before.clone(), "offset 1"));
     // The restorer goes on from checkpoint 1 with its own checkpoint 2: nothing of the torn
@@ -326,7 +340,10 @@ fn a_torn_append_is_never_mixed_into_the_newest_checkpoint() {
         }
         let _ = std::fs::remove_dir_all(&env.root);
         let fresh = StateTopic::new(env.store.clone(), "j", UNIT);
-        assert_eq!(fresh.restore_into(&env.root, "j.1-1", true).unwrap(), Some(2));
+        assert_eq!(
+            fresh.restore_into(&env.root, "j.1-1", true).unwrap(),
+            Some(2)
+        );
         let (got, position, _) = read_back(&env.root.join("j.1-1/chk-2"));
         assert_eq!((got, position.as_str()), (mine.clone(), "offset 2'"));
     }
