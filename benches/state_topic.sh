@@ -37,7 +37,7 @@ for _ in $(seq 15); do
   python3 -c '
 import random
 for _ in range(10): print("{\"k\":\"key%06d\",\"v\":1}" % random.randrange(100000))' > trickle.jsonl
-  "$RIFFLE" topic produce events --key-field k --file trickle.jsonl >/dev/null
+  "$RIFFLE" topic produce events --key-field k --file trickle.jsonl >/dev/null 2>&1
   sleep 1
 done
 sleep 3
