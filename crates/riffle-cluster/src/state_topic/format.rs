@@ -197,3 +197,40 @@ pub(super) fn decode_globals(bytes: &[u8]) -> Result<Vec<&[u8]>, ClusterError> {
     r.finish().map_err(corrupted)?;
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identities_name_the_file_and_rank_of_short_and_long_keys() {
+        let short = identity("1-0.state", 3, b"ab", 2);
+        assert_eq!(short, "1-0.state/3/6162/2");
+        let long = identity("1-0.state", 3, &[7u8; 100], 0);
+        assert!(long.len() < 60, "{long}");
+        assert_ne!(long, identity("1-0.state", 3, &[8u8; 100], 0));
+        for id in [&short, &long] {
+            assert!(!id.contains(' '), "RocketMQ splits keys at spaces: {id}");
+        }
+        assert_eq!(split_identity(&short), Some(("1-0.state", 2)));
+        assert_eq!(split_identity(&long), Some(("1-0.state", 0)));
+        assert_eq!(split_identity("x/1"), None);
+    }
+
+    #[test]
+    fn entry_bodies_round_trip_and_deletions_read_as_none() {
+        let body = entry_body(4, b"key", b"value");
+        assert_eq!(
+            read_entry(&body).unwrap(),
+            Some((4, &b"key"[..], &b"value"[..]))
+        );
+        assert_eq!(read_entry(DELETED).unwrap(), None);
+        assert_eq!(read_entry(&[]).unwrap(), None);
+        assert!(read_entry(&[9, 1]).is_err());
+        assert!(read_entry(&body[..body.len() - 1]).is_err());
+        let globals = encode_globals(&[b"a", b""]);
+        assert_eq!(decode_globals(&globals).unwrap(), vec![&b"a"[..], &b""[..]]);
+        assert_eq!(BlobRef::of(&[]).pieces, 0);
+        assert_eq!(BlobRef::of(&vec![0u8; PIECE_BYTES + 1]).pieces, 2);
+    }
+}
