@@ -5,6 +5,7 @@ use riffle_runtime::checkpoint::storage::{
 };
 use riffle_runtime::checkpoint::TaskId;
 use riffle_runtime::keyed_snapshot::{KeyedSnapshot, KeyedSnapshotWriter};
+use riffle_store::StoreError;
 
 use super::*;
 
@@ -346,5 +347,130 @@ fn a_torn_append_is_never_mixed_into_the_newest_checkpoint() {
         );
         let (got, position, _) = read_back(&env.root.join("j.1-1/chk-2"));
         assert_eq!((got, position.as_str()), (mine.clone(), "offset 2'"));
+    }
+}
+
+/// The embedded store, but an append can be made to stop after some messages and fail (as
+/// one to a broker does when a batch of a large append fails).
+struct Tearing {
+    store: Arc<riffle_store::Store>,
+    cut: std::sync::Mutex<Option<usize>>,
+}
+
+impl Topics for Tearing {
+    fn location(&self) -> String {
+        self.store.location()
+    }
+    fn topics(&self) -> riffle_store::Result<Vec<String>> {
+        Topics::topics(self.store.as_ref())
+    }
+    fn create_topic(&self, name: &str, config: TopicConfig) -> riffle_store::Result<()> {
+        Topics::create_topic(self.store.as_ref(), name, config)
+    }
+    fn delete_topic(&self, name: &str) -> riffle_store::Result<()> {
+        Topics::delete_topic(self.store.as_ref(), name)
+    }
+    fn topic_config(&self, name: &str) -> riffle_store::Result<TopicConfig> {
+        Topics::topic_config(self.store.as_ref(), name)
+    }
+    fn describe(&self, name: &str) -> riffle_store::Result<riffle_store::TopicInfo> {
+        Topics::describe(self.store.as_ref(), name)
+    }
+    fn queue_info(&self, topic: &str, queue: u32) -> riffle_store::Result<riffle_store::QueueInfo> {
+        Topics::queue_info(self.store.as_ref(), topic, queue)
+    }
+    fn read(
+        &self,
+        topic: &str,
+        queue: u32,
+        offset: u64,
+        max: usize,
+    ) -> riffle_store::Result<Vec<riffle_store::StoredMessage>> {
+        Topics::read(self.store.as_ref(), topic, queue, offset, max)
+    }
+    fn offset_for_timestamp(&self, topic: &str, queue: u32, ts: i64) -> riffle_store::Result<u64> {
+        Topics::offset_for_timestamp(self.store.as_ref(), topic, queue, ts)
+    }
+    fn append_batch(
+        &self,
+        topic: &str,
+        queue: u32,
+        messages: &[riffle_store::Message],
+    ) -> riffle_store::Result<()> {
+        match self.cut.lock().unwrap().take() {
+            Some(n) => {
+                Topics::append_batch(self.store.as_ref(), topic, queue, &messages[..n])?;
+                Err(StoreError::Invalid("the broker went away".into()))
+            }
+            None => Topics::append_batch(self.store.as_ref(), topic, queue, messages),
+        }
+    }
+    fn committed_offset(
+        &self,
+        group: &str,
+        topic: &str,
+        queue: u32,
+    ) -> riffle_store::Result<Option<u64>> {
+        Topics::committed_offset(self.store.as_ref(), group, topic, queue)
+    }
+    fn commit_offsets(
+        &self,
+        group: &str,
+        topic: &str,
+        offsets: &[(u32, u64)],
+    ) -> riffle_store::Result<()> {
+        Topics::commit_offsets(self.store.as_ref(), group, topic, offsets)
+    }
+    fn flush(&self) -> riffle_store::Result<()> {
+        Topics::flush(self.store.as_ref())
+    }
+    fn as_store(&self) -> Option<&riffle_store::Store> {
+        Some(&self.store)
+    }
+}
+
+#[test]
+fn a_failed_append_is_repaired_by_the_next_one_of_the_same_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let tearing = Arc::new(Tearing {
+        store: riffle_connectors::rocketmq::shared_store(&dir.path().join("store")).unwrap(),
+        cut: std::sync::Mutex::new(None),
+    });
+    let store: Arc<dyn Topics> = tearing.clone();
+    create(store.as_ref(), "j", 1, 2).unwrap();
+    let local = dir.path().join("local");
+    let topic = StateTopic::new(store.clone(), "j", UNIT);
+    let committed = keys(0..100, "committed");
+    let checkpoint = |n: u64, entries: &BTreeMap<String, String>| {
+        write(
+            &local,
+            n,
+            &Checkpoint {
+                entries,
+                position: "p",
+                ssts: &[],
+            },
+        )
+    };
+    topic.publish(1, &checkpoint(1, &committed)).unwrap();
+    // Checkpoint 2 changes every entry; its append fails after 60 of its messages.
+    *tearing.cut.lock().unwrap() = Some(60);
+    assert!(topic
+        .publish(2, &checkpoint(2, &keys(0..100, "torn")))
+        .is_err());
+    compact(&store);
+    // The unit's next checkpoint changes one entry only; it must overwrite the torn rest.
+    let mut next = committed.clone();
+    next.insert("k5".into(), "next".into());
+    topic.publish(3, &checkpoint(3, &next)).unwrap();
+    for compacted in [false, true] {
+        if compacted {
+            compact(&store);
+        }
+        let root = dir.path().join(format!("restored-{compacted}"));
+        let fresh = StateTopic::new(store.clone(), "j", UNIT);
+        assert_eq!(fresh.restore_into(&root, "j.1-1", true).unwrap(), Some(3));
+        let (got, _, _) = read_back(&root.join("j.1-1/chk-3"));
+        assert_eq!(got, next);
     }
 }
