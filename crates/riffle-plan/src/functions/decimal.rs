@@ -1,17 +1,21 @@
-//! `DECIMAL` division and modulo with Flink's result types and rounding.
+//! `DECIMAL` arithmetic with Flink's result types and rounding.
 //!
 //! Flink types `a / b` over exact numbers (integers count as `DECIMAL(3|5|10|19, 0)`) with at
-//! least one `DECIMAL` as `DECIMAL(p1 - s1 + s2 + s, s)` where `s = max(6, s1 + p2 + 1)`, and
-//! `a % b` as `DECIMAL(min(p1 - s1, p2 - s2) + max(s1, s2), max(s1, s2))`; a precision above 38
-//! keeps the integer digits and gives up scale down to 6. The quotient is rounded half-up to
-//! the scale; a result that does not fit the precision is NULL; dividing by zero fails.
+//! least one `DECIMAL` as `DECIMAL(p1 - s1 + s2 + s, s)` where `s = max(6, s1 + p2 + 1)`,
+//! `a % b` as `DECIMAL(min(p1 - s1, p2 - s2) + max(s1, s2), max(s1, s2))`, `a * b` as
+//! `DECIMAL(p1 + p2 + 1, s1 + s2)` and `a ± b` as
+//! `DECIMAL(max(p1 - s1, p2 - s2) + max(s1, s2) + 1, max(s1, s2))`; a precision above 38 keeps
+//! the integer digits and gives up scale down to 6. Results are rounded half-up to the scale; a
+//! result that does not fit the precision is NULL; dividing by zero fails.
 //!
-//! The planner replaces such operations by calls of `decimal_divide(a, b)` / `decimal_mod(a, b)`
-//! ([`decimal_division`]); DataFusion's own types and rounding differ.
+//! The planner replaces `/` and `%` by calls of `decimal_divide(a, b)` / `decimal_mod(a, b)`
+//! ([`decimal_division`]), whose types and rounding DataFusion does differently, and `*`, `+`,
+//! `-` by `decimal_multiply` / `decimal_add` / `decimal_subtract` where Flink's type differs
+//! from DataFusion's (above 38 digits, where DataFusion keeps the scale).
 
 use std::sync::Arc;
 
-use arrow::datatypes::DataType;
+use arrow::datatypes::{i256, DataType};
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{exec_err, DFSchema, Result as DfResult, ScalarValue};
 use datafusion::logical_expr::expr::ScalarFunction;
@@ -48,35 +52,70 @@ fn adjusted(precision: i32, scale: i32) -> DataType {
     DataType::Decimal128(p as u8, s as i8)
 }
 
-/// The result type of `a / b` (`divide`) or `a % b` over `left` and `right`, when Flink computes
-/// it as a `DECIMAL` (both exact, at least one a `DECIMAL`).
-fn result_type(left: &DataType, right: &DataType, divide: bool) -> Option<DataType> {
+/// An arithmetic operation on `DECIMAL`s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Divide,
+    Modulo,
+    Multiply,
+    Add,
+    Subtract,
+}
+
+impl Op {
+    /// Riffle's function computing the operation.
+    fn function(self) -> &'static str {
+        match self {
+            Op::Divide => "decimal_divide",
+            Op::Modulo => "decimal_mod",
+            Op::Multiply => "decimal_multiply",
+            Op::Add => "decimal_add",
+            Op::Subtract => "decimal_subtract",
+        }
+    }
+}
+
+/// The result type of `left op right` when Flink computes it as a `DECIMAL` (both exact, at
+/// least one a `DECIMAL`).
+fn result_type(left: &DataType, right: &DataType, op: Op) -> Option<DataType> {
     if !matches!(left, DataType::Decimal128(..)) && !matches!(right, DataType::Decimal128(..)) {
         return None;
     }
     let ((p1, s1), (p2, s2)) = (exact(left)?, exact(right)?);
-    Some(if divide {
-        let s = 6.max(s1 + p2 + 1);
-        adjusted(p1 - s1 + s2 + s, s)
-    } else {
-        let s = s1.max(s2);
-        adjusted((p1 - s1).min(p2 - s2) + s, s)
+    Some(match op {
+        Op::Divide => {
+            let s = 6.max(s1 + p2 + 1);
+            adjusted(p1 - s1 + s2 + s, s)
+        }
+        Op::Modulo => {
+            let s = s1.max(s2);
+            adjusted((p1 - s1).min(p2 - s2) + s, s)
+        }
+        Op::Multiply => adjusted(p1 + p2 + 1, s1 + s2),
+        Op::Add | Op::Subtract => {
+            let s = s1.max(s2);
+            adjusted((p1 - s1).max(p2 - s2) + s + 1, s)
+        }
     })
 }
 
 /// Replaces `/` and `%` over exact numbers with a `DECIMAL` operand in `expr` (over `schema`) by
 /// calls of Riffle's `decimal_divide` / `decimal_mod` from `registry` (`MOD(a, b)` calls
-/// [`remainder`] itself).
+/// [`remainder`] itself), and `*`, `+`, `-` by `decimal_multiply` / `decimal_add` /
+/// `decimal_subtract` where DataFusion would type them differently.
 pub fn decimal_division(
     expr: Expr,
     schema: &DFSchema,
     registry: &std::collections::HashMap<String, Arc<ScalarUDF>>,
 ) -> DfResult<Transformed<Expr>> {
     expr.transform_up(|e| {
-        let (left, right, name) = match &e {
+        let (left, right, op) = match &e {
             Expr::BinaryExpr(BinaryExpr { left, op, right }) => match op {
-                Operator::Divide => (left.as_ref(), right.as_ref(), "decimal_divide"),
-                Operator::Modulo => (left.as_ref(), right.as_ref(), "decimal_mod"),
+                Operator::Divide => (left.as_ref(), right.as_ref(), Op::Divide),
+                Operator::Modulo => (left.as_ref(), right.as_ref(), Op::Modulo),
+                Operator::Multiply => (left.as_ref(), right.as_ref(), Op::Multiply),
+                Operator::Plus => (left.as_ref(), right.as_ref(), Op::Add),
+                Operator::Minus => (left.as_ref(), right.as_ref(), Op::Subtract),
                 _ => return Ok(Transformed::no(e)),
             },
             _ => return Ok(Transformed::no(e)),
@@ -84,12 +123,16 @@ pub fn decimal_division(
         let (Ok(l), Ok(r)) = (left.get_type(schema), right.get_type(schema)) else {
             return Ok(Transformed::no(e));
         };
-        let (Some(udf), Some(_)) = (
-            registry.get(name),
-            result_type(&l, &r, name == "decimal_divide"),
-        ) else {
+        let (Some(udf), Some(flink)) = (registry.get(op.function()), result_type(&l, &r, op))
+        else {
             return Ok(Transformed::no(e));
         };
+        let exact_elsewhere = matches!(op, Op::Multiply | Op::Add | Op::Subtract)
+            && e.get_type(schema).is_ok_and(|t| t == flink);
+        if exact_elsewhere {
+            // DataFusion types and computes these as Flink does.
+            return Ok(Transformed::no(e));
+        }
         let call = ScalarFunction::new_udf(udf.clone(), vec![left.clone(), right.clone()]);
         Ok(Transformed::yes(Expr::ScalarFunction(call)))
     })
@@ -105,6 +148,55 @@ fn unscaled(v: &ScalarValue) -> Option<(i128, i32)> {
         ScalarValue::Decimal128(Some(u), _, s) => (*u, i32::from(*s)),
         _ => return None,
     })
+}
+
+/// `units` at scale `from` rescaled to scale `to`, rounded half-up (away from zero at .5); None
+/// on overflow.
+fn rescale(units: i256, from: i32, to: i32) -> Option<i256> {
+    let ten = i256::from_i128(10);
+    if to >= from {
+        return units.checked_mul(ten.checked_pow(u32::try_from(to - from).ok()?)?);
+    }
+    let divisor = ten.checked_pow(u32::try_from(from - to).ok()?)?;
+    let (q, r) = (units.checked_div(divisor)?, units.checked_rem(divisor)?);
+    let twice = r.checked_abs()?.checked_mul(i256::from_i128(2))?;
+    Some(if twice >= divisor {
+        q.checked_add(units.signum())?
+    } else {
+        q
+    })
+}
+
+/// `a * b`, `a + b` or `a - b` over exact numbers, one a `DECIMAL`, at Flink's result type.
+fn product_or_sum(a: &ScalarValue, b: &ScalarValue, op: Op) -> DfResult<ScalarValue> {
+    let (Some((a_units, sa)), Some((b_units, sb))) = (unscaled(a), unscaled(b)) else {
+        return exec_err!("DECIMAL arithmetic expects exact numbers");
+    };
+    let Some(DataType::Decimal128(p, s)) = result_type(&a.data_type(), &b.data_type(), op) else {
+        return exec_err!("DECIMAL arithmetic expects a DECIMAL operand");
+    };
+    let (a_units, b_units) = (i256::from_i128(a_units), i256::from_i128(b_units));
+    let exact = match op {
+        Op::Multiply => a_units.checked_mul(b_units).map(|u| (u, sa + sb)),
+        _ => {
+            let common = sa.max(sb);
+            let (x, y) = (rescale(a_units, sa, common), rescale(b_units, sb, common));
+            x.zip(y)
+                .and_then(|(x, y)| {
+                    if op == Op::Add {
+                        x.checked_add(y)
+                    } else {
+                        x.checked_sub(y)
+                    }
+                })
+                .map(|u| (u, common))
+        }
+    };
+    let value = exact
+        .and_then(|(units, scale)| rescale(units, scale, i32::from(s)))
+        .and_then(|u| u.to_i128())
+        .filter(|u| u.unsigned_abs() < 10u128.pow(u32::from(p)));
+    Ok(ScalarValue::Decimal128(value, p, s))
 }
 
 /// `n × 10^shift / d` rounded half-up (away from zero at .5); None on overflow.
@@ -126,7 +218,7 @@ fn divide_half_up(n: i128, d: i128, shift: i32) -> Option<i128> {
 
 /// The result type of `MOD(a, b)` over `left` and `right` when one is a `DECIMAL`.
 pub(super) fn remainder_type(left: &DataType, right: &DataType) -> Option<DataType> {
-    result_type(left, right, false)
+    result_type(left, right, Op::Modulo)
 }
 
 /// `a % b` with a `DECIMAL` operand.
@@ -139,8 +231,8 @@ fn quotient_or_remainder(a: &ScalarValue, b: &ScalarValue, divide: bool) -> DfRe
     let (Some((a_units, sa)), Some((b_units, sb))) = (unscaled(a), unscaled(b)) else {
         return exec_err!("DECIMAL division expects exact numbers");
     };
-    let Some(DataType::Decimal128(p, s)) = result_type(&a.data_type(), &b.data_type(), divide)
-    else {
+    let op = if divide { Op::Divide } else { Op::Modulo };
+    let Some(DataType::Decimal128(p, s)) = result_type(&a.data_type(), &b.data_type(), op) else {
         return exec_err!("DECIMAL division expects a DECIMAL operand");
     };
     if b_units == 0 {
@@ -159,24 +251,25 @@ fn quotient_or_remainder(a: &ScalarValue, b: &ScalarValue, divide: bool) -> DfRe
     Ok(ScalarValue::Decimal128(value.filter(fits), p, s))
 }
 
-/// `decimal_divide` and `decimal_mod`.
+/// `decimal_divide`, `decimal_mod`, `decimal_multiply`, `decimal_add` and `decimal_subtract`.
 pub(super) fn row_functions() -> Vec<RowFunction> {
     use Arg::Any;
-    let function = |name: &'static str, divide: bool| {
-        RowFunction::new(name, &[&[Any, Any]], DataType::Null, move |v| {
-            quotient_or_remainder(&v[0], &v[1], divide)
+    let function = |op: Op| {
+        RowFunction::new(op.function(), &[&[Any, Any]], DataType::Null, move |v| match op {
+            Op::Divide | Op::Modulo => quotient_or_remainder(&v[0], &v[1], op == Op::Divide),
+            Op::Multiply | Op::Add | Op::Subtract => product_or_sum(&v[0], &v[1], op),
         })
         .returning(move |t| match t {
-            [l, r] => result_type(l, r, divide).unwrap_or(DataType::Null),
+            [l, r] => result_type(l, r, op).unwrap_or(DataType::Null),
             _ => DataType::Null,
         })
-        // Flink types the quotient of NOT NULL operands NOT NULL.
+        // Flink types the result of NOT NULL operands NOT NULL.
         .keeping_not_null()
     };
-    vec![
-        function("decimal_divide", true),
-        function("decimal_mod", false),
-    ]
+    [Op::Divide, Op::Modulo, Op::Multiply, Op::Add, Op::Subtract]
+        .into_iter()
+        .map(function)
+        .collect()
 }
 
 #[cfg(test)]
@@ -187,16 +280,41 @@ mod tests {
     fn types_follow_flink() {
         let d = |p, s| DataType::Decimal128(p, s);
         assert_eq!(
-            result_type(&d(10, 2), &DataType::Int32, true),
+            result_type(&d(10, 2), &DataType::Int32, Op::Divide),
             Some(d(21, 13))
         );
         assert_eq!(
-            result_type(&DataType::Int32, &d(2, 1), true),
+            result_type(&DataType::Int32, &d(2, 1), Op::Divide),
             Some(d(17, 6))
         );
-        assert_eq!(result_type(&d(38, 10), &d(38, 10), true), Some(d(38, 6)));
-        assert_eq!(result_type(&d(10, 2), &d(5, 1), false), Some(d(6, 2)));
-        assert_eq!(result_type(&DataType::Int32, &DataType::Int32, true), None);
+        assert_eq!(
+            result_type(&d(38, 10), &d(38, 10), Op::Divide),
+            Some(d(38, 6))
+        );
+        assert_eq!(result_type(&d(10, 2), &d(5, 1), Op::Modulo), Some(d(6, 2)));
+        assert_eq!(
+            result_type(&DataType::Int32, &DataType::Int32, Op::Divide),
+            None
+        );
+        assert_eq!(
+            result_type(&d(38, 10), &d(38, 10), Op::Multiply),
+            Some(d(38, 6))
+        );
+        assert_eq!(result_type(&d(38, 10), &d(38, 10), Op::Add), Some(d(38, 9)));
+        assert_eq!(result_type(&d(10, 2), &d(10, 2), Op::Multiply), Some(d(21, 4)));
+    }
+
+    #[test]
+    fn products_and_sums_round_half_up_to_flink_scale() {
+        let d = |u: i128, p: u8, s: i8| ScalarValue::Decimal128(Some(u), p, s);
+        // 7.2500000000 × 7.2500000000 = 52.5625 at scale 6.
+        let square = product_or_sum(&d(72_500_000_000, 38, 10), &d(72_500_000_000, 38, 10), Op::Multiply);
+        assert_eq!(square.ok(), Some(d(52_562_500, 38, 6)));
+        // 0.0000005 × 1 rounds half-up to 0.000001 at scale 6 (scale 20 → 6).
+        let tiny = product_or_sum(&d(5_000_000_000_000, 38, 19), &d(1, 38, 0), Op::Multiply);
+        assert_eq!(tiny.ok(), Some(d(1, 38, 6)));
+        let sum = product_or_sum(&d(15, 38, 10), &d(-5, 38, 10), Op::Add);
+        assert_eq!(sum.ok(), Some(d(1, 38, 9)));
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod extremes;
 mod fdlibm;
 mod json;
 mod math;
+mod mixed_equality;
 mod predicates;
 mod printf;
 mod random;
@@ -168,6 +169,7 @@ pub fn register(state: &mut SessionState) {
             aggregate::FlinkAggregate::new(name),
         )));
     }
+    let _ = state.register_expr_planner(mixed_equality::string_boolean_equality());
     // Flink's GROUPING_ID(a, b, ..) is DataFusion's GROUPING over several columns: one bit per
     // column, set when the row's grouping set leaves it out, the first column most significant.
     let grouping = datafusion::functions_aggregate::grouping::grouping_udaf();
