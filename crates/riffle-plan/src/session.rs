@@ -156,8 +156,35 @@ impl FlinkSession {
         let dialect = RiffleUnparserDialect;
         let unparser = Unparser::new(&dialect).with_pretty(true);
         let expr = nested_casts_by_flink_type(expr.clone())?;
-        Ok(unparser.expr_to_sql(&expr)?.to_string())
+        let mut sql = unparser.expr_to_sql(&expr)?;
+        double_quotes_in_quoted_text(&mut sql);
+        Ok(sql.to_string())
     }
+}
+
+/// sqlparser prints a quote that is followed by another one inside a quoted identifier or
+/// string as it stands, taking the pair for an escape: a name such as `max(f(x, Utf8("")))`
+/// would parse back with one quote. Doubling every quote beforehand prints the text that parses
+/// back to the original.
+fn double_quotes_in_quoted_text(sql: &mut ast::Expr) {
+    let double = |id: &mut ast::Ident| {
+        if id.quote_style == Some('"') {
+            id.value = id.value.replace('"', "\"\"");
+        }
+    };
+    let _ = ast::visit_expressions_mut(sql, |e: &mut ast::Expr| {
+        match e {
+            ast::Expr::Identifier(id) => double(id),
+            ast::Expr::CompoundIdentifier(ids) => ids.iter_mut().for_each(double),
+            ast::Expr::Value(v) => {
+                if let ast::Value::SingleQuotedString(text) = &mut v.value {
+                    *text = text.replace('\'', "''");
+                }
+            }
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
 }
 
 /// Maps Flink type names in `CAST` (encoded by riffle-sql as custom types) to Arrow types.

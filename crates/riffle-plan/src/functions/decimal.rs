@@ -255,10 +255,15 @@ fn quotient_or_remainder(a: &ScalarValue, b: &ScalarValue, divide: bool) -> DfRe
 pub(super) fn row_functions() -> Vec<RowFunction> {
     use Arg::Any;
     let function = |op: Op| {
-        RowFunction::new(op.function(), &[&[Any, Any]], DataType::Null, move |v| match op {
-            Op::Divide | Op::Modulo => quotient_or_remainder(&v[0], &v[1], op == Op::Divide),
-            Op::Multiply | Op::Add | Op::Subtract => product_or_sum(&v[0], &v[1], op),
-        })
+        RowFunction::new(
+            op.function(),
+            &[&[Any, Any]],
+            DataType::Null,
+            move |v| match op {
+                Op::Divide | Op::Modulo => quotient_or_remainder(&v[0], &v[1], op == Op::Divide),
+                Op::Multiply | Op::Add | Op::Subtract => product_or_sum(&v[0], &v[1], op),
+            },
+        )
         .returning(move |t| match t {
             [l, r] => result_type(l, r, op).unwrap_or(DataType::Null),
             _ => DataType::Null,
@@ -301,14 +306,21 @@ mod tests {
             Some(d(38, 6))
         );
         assert_eq!(result_type(&d(38, 10), &d(38, 10), Op::Add), Some(d(38, 9)));
-        assert_eq!(result_type(&d(10, 2), &d(10, 2), Op::Multiply), Some(d(21, 4)));
+        assert_eq!(
+            result_type(&d(10, 2), &d(10, 2), Op::Multiply),
+            Some(d(21, 4))
+        );
     }
 
     #[test]
     fn products_and_sums_round_half_up_to_flink_scale() {
         let d = |u: i128, p: u8, s: i8| ScalarValue::Decimal128(Some(u), p, s);
         // 7.2500000000 × 7.2500000000 = 52.5625 at scale 6.
-        let square = product_or_sum(&d(72_500_000_000, 38, 10), &d(72_500_000_000, 38, 10), Op::Multiply);
+        let square = product_or_sum(
+            &d(72_500_000_000, 38, 10),
+            &d(72_500_000_000, 38, 10),
+            Op::Multiply,
+        );
         assert_eq!(square.ok(), Some(d(52_562_500, 38, 6)));
         // 0.0000005 × 1 rounds half-up to 0.000001 at scale 6 (scale 20 → 6).
         let tiny = product_or_sum(&d(5_000_000_000_000, 38, 19), &d(1, 38, 0), Op::Multiply);

@@ -34,8 +34,8 @@ impl ExprPlanner for StringBooleanEquality {
         let (Ok(l), Ok(r)) = (expr.left.get_type(schema), expr.right.get_type(schema)) else {
             return Ok(PlannerResult::Original(expr));
         };
-        let mixed = (is_string(&l) && r == DataType::Boolean)
-            || (l == DataType::Boolean && is_string(&r));
+        let mixed =
+            (is_string(&l) && r == DataType::Boolean) || (l == DataType::Boolean && is_string(&r));
         if !mixed {
             return Ok(PlannerResult::Original(expr));
         }
