@@ -12,7 +12,7 @@ use std::sync::Arc;
 use arrow::datatypes::DataType;
 use datafusion::common::{DFSchema, Result as DfResult, ScalarValue};
 use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawBinaryExpr};
-use datafusion::logical_expr::{lit, when, Expr, ExprSchemable};
+use datafusion::logical_expr::{lit, when, ExprSchemable};
 use datafusion::sql::sqlparser::ast::BinaryOperator;
 
 /// Plans `=` and `<>` between a string and a boolean (see the module documentation); DataFusion
