@@ -91,6 +91,29 @@ impl StateTopic {
         )
     }
 
+    /// Reads the unit's queue, and rebuilds the files of its newest checkpoint `n` when
+    /// `rebuild(n)`. A queue compacted while it is read can look as if a deleted entry were
+    /// still there (its older value read before, its tombstone compacted away after); the
+    /// checks of the rebuilt files then fail, and a second reading sees the compacted queue.
+    fn scan_newest(
+        &self,
+        rebuild: impl Fn(u64) -> bool,
+    ) -> Result<(Scan, Option<(u64, scan::Files)>), ClusterError> {
+        let unit = self.unit.to_string();
+        let mut retried = false;
+        loop {
+            let scan = self.scan()?;
+            if !scan.newest.as_ref().is_some_and(|(n, _)| rebuild(*n)) {
+                return Ok((scan, None));
+            }
+            match scan.files(&unit) {
+                Ok(files) => return Ok((scan, files)),
+                Err(_) if !retried => retried = true,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     /// Appends checkpoint `checkpoint` (the files under `dir`) to the unit's queue: what
     /// changed since the newest checkpoint there, then the header. Returns the number of
     /// bytes appended (keys and bodies).
@@ -145,16 +168,12 @@ impl StateTopic {
     ) -> Result<Option<u64>, ClusterError> {
         let job_dir = root.join(job_id);
         let unit = self.unit.to_string();
-        let scan = self.scan()?;
-        let newest = scan.newest.as_ref().map(|(n, _)| *n);
+        let (scan, files) = self.scan_newest(|n| {
+            authoritative || local_newest(&job_dir).is_none_or(|local| local < n)
+        })?;
         if authoritative {
-            remove_checkpoints_except(&job_dir, newest)?;
+            remove_checkpoints_except(&job_dir, scan.newest.as_ref().map(|(n, _)| *n))?;
         }
-        let restore = match newest {
-            None => false,
-            Some(n) => authoritative || local_newest(&job_dir).is_none_or(|local| local < n),
-        };
-        let files = if restore { scan.files(&unit)? } else { None };
         if let Ok(mut committed) = self.committed.lock() {
             *committed = Some(Committed::from_scan(&scan, &unit));
         }
@@ -182,16 +201,14 @@ impl StateTopic {
     /// The newest complete checkpoint in the unit's queue: its number and the size of each of
     /// its files (for `riffle job status`).
     pub fn newest_sizes(&self) -> Result<Option<(u64, FileSizes)>, ClusterError> {
-        let scan = self.scan()?;
-        Ok(scan
-            .files(&self.unit.to_string())?
-            .map(|(checkpoint, files)| {
-                let sizes = files
-                    .into_iter()
-                    .map(|(path, bytes)| (path, bytes.len() as u64))
-                    .collect();
-                (checkpoint, sizes)
-            }))
+        let (_, files) = self.scan_newest(|_| true)?;
+        Ok(files.map(|(checkpoint, files)| {
+            let sizes = files
+                .into_iter()
+                .map(|(path, bytes)| (path, bytes.len() as u64))
+                .collect();
+            (checkpoint, sizes)
+        }))
     }
 }
 
