@@ -183,3 +183,19 @@ fn group_index(arg: Option<&ScalarValue>, default: usize) -> Option<usize> {
         Some(v) => usize::try_from(int(v)?).ok(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_escapes_match_ascii_only() {
+        assert_eq!(java_classes(r"(\w+) \d"), "([0-9A-Za-z_]+) [0-9]");
+        assert_eq!(java_classes(r"[\w-]+"), "[0-9A-Za-z_-]+");
+        assert_eq!(java_classes(r"[]\d]"), "[]0-9]");
+        assert_eq!(java_classes(r"a\.b"), r"a\.b");
+        let word = compile(r"^\w+$").ok();
+        assert_eq!(word.as_ref().map(|r| r.is_match("straße")), Some(false));
+        assert_eq!(word.as_ref().map(|r| r.is_match("strasse_1")), Some(true));
+    }
+}

@@ -434,3 +434,26 @@ fn position(haystack: &str, needle: &str, from: i64) -> i32 {
         .find(|i| chars[*i..].starts_with(&needle))
         .map_or(0, |i| i32::try_from(i + 1).unwrap_or(0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padding_follows_flink() {
+        assert_eq!(pad("abc", Some(5), "xy", true).as_deref(), Some("xyabc"));
+        assert_eq!(pad("abc", Some(6), "xy", false).as_deref(), Some("abcxyx"));
+        assert_eq!(pad("abc", Some(2), "x", true).as_deref(), Some("ab"));
+        assert_eq!(pad("abc", Some(0), "x", true).as_deref(), Some(""));
+        assert_eq!(pad("abc", Some(-1), "x", true), None);
+        assert_eq!(pad("abc", Some(2), "", true), None);
+    }
+
+    #[test]
+    fn empty_needles_are_found_at_the_start_position() {
+        assert_eq!(position("abc", "", 1), 1);
+        assert_eq!(position("abc", "", 3), 3);
+        assert_eq!(position("", "", 3), 1);
+        assert_eq!(position("abc", "c", 4), 0);
+    }
+}

@@ -322,6 +322,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn us_weeks_start_on_sunday_and_hold_january_first() {
+        let day = |y, m, d| epoch_day(y, m, d).unwrap_or_default();
+        // Sunday 2023-12-31 starts the week holding 2024-01-01.
+        assert_eq!(us_week(day(2023, 12, 31)), (2024, 1));
+        assert_eq!(us_week(day(2023, 12, 30)), (2023, 52));
+        assert_eq!(us_week(day(2024, 2, 29)), (2024, 9));
+        assert_eq!(us_week(day(2020, 1, 5)), (2020, 2));
+    }
+
+    #[test]
     fn to_timestamp_parses_default_and_patterns() {
         assert_eq!(
             parse_local_datetime("2020-04-15 08:05:00"),
