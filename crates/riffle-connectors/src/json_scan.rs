@@ -8,7 +8,7 @@
 
 use std::cell::Cell;
 
-use arrow::datatypes::Fields;
+use arrow::datatypes::{DataType, Fields};
 
 /// Nesting depth beyond which the scanner gives up (`serde_json` itself stops at 128).
 const MAX_DEPTH: usize = 64;
@@ -29,16 +29,159 @@ pub fn scan_object<'a>(
     slot_of: &dyn Fn(&str) -> Option<usize>,
     slots: &mut [Option<&'a str>],
 ) -> bool {
-    let mut s = Scanner {
-        bytes: text.as_bytes(),
-        pos: 0,
-    };
+    let mut s = Scanner::new(text);
     s.skip_ws();
-    if !s.object_members(text, slot_of, slots) {
+    let members = s.object(|s, key| {
+        if key.contains('\\') {
+            return false;
+        }
+        let start = s.pos;
+        if !s.value(1) {
+            return false;
+        }
+        if let Some(slot) = slot_of(key).and_then(|i| slots.get_mut(i)) {
+            *slot = Some(&text[start..s.pos]);
+        }
+        true
+    });
+    members && s.at_end()
+}
+
+/// Where a record's members land when it is scanned with [`scan_record`]: one slot per field
+/// of the schema and, recursively, per field of its ROW fields. So one strict pass over a
+/// record finds the raw text of every member at every depth, and a ROW's object is not
+/// scanned a second time to find its own members.
+#[derive(Debug, Clone)]
+pub struct SlotTree {
+    /// `levels[0]` is the record; the others are ROW objects, referenced by [`TreeField::nested`].
+    levels: Vec<Level>,
+    slots: usize,
+}
+
+#[derive(Debug, Clone)]
+struct Level {
+    /// The slot of `fields[i]` is `base + i`.
+    base: usize,
+    fields: Vec<TreeField>,
+}
+
+#[derive(Debug, Clone)]
+struct TreeField {
+    name: String,
+    /// The level of this field's members, when the field is a ROW.
+    nested: Option<usize>,
+}
+
+impl SlotTree {
+    /// The tree of `fields` (the record's columns). Their slots are `0..fields.len()`.
+    pub fn new(fields: &Fields) -> Self {
+        let mut tree = SlotTree {
+            levels: Vec::new(),
+            slots: 0,
+        };
+        tree.add_level(fields);
+        tree
+    }
+
+    fn add_level(&mut self, fields: &Fields) -> usize {
+        let level = self.levels.len();
+        self.levels.push(Level {
+            base: self.slots,
+            fields: Vec::with_capacity(fields.len()),
+        });
+        self.slots += fields.len();
+        for field in fields {
+            let nested = match field.data_type() {
+                DataType::Struct(members) => Some(self.add_level(members)),
+                _ => None,
+            };
+            self.levels[level].fields.push(TreeField {
+                name: field.name().clone(),
+                nested,
+            });
+        }
+        level
+    }
+
+    /// How many slots a scan fills.
+    pub fn slot_count(&self) -> usize {
+        self.slots
+    }
+
+    /// The level of the members of field `index` of `level`, when that field is a ROW.
+    pub fn nested(&self, level: usize, index: usize) -> Option<usize> {
+        self.levels.get(level)?.fields.get(index)?.nested
+    }
+
+    /// The slot of field `index` of `level`.
+    pub fn slot(&self, level: usize, index: usize) -> usize {
+        self.levels.get(level).map_or(usize::MAX, |l| l.base + index)
+    }
+
+    /// The field of `level` named `name`, trying `hint` (the field after the one found last)
+    /// first, as records usually list their members in the schema's order.
+    fn find(&self, level: usize, name: &str, hint: &mut usize) -> Option<usize> {
+        let fields = &self.levels.get(level)?.fields;
+        let found = match fields.get(*hint) {
+            Some(f) if f.name == name => Some(*hint),
+            _ => fields.iter().position(|f| f.name == name),
+        };
+        if let Some(i) = found {
+            *hint = i + 1;
+        }
+        found
+    }
+
+    /// Forgets what an earlier duplicate of a ROW member left in the slots of `level`.
+    fn clear(&self, level: usize, spans: &mut [Span]) {
+        let Some(l) = self.levels.get(level) else {
+            return;
+        };
+        for (i, field) in l.fields.iter().enumerate() {
+            if let Some(span) = spans.get_mut(l.base + i) {
+                *span = Span::ABSENT;
+            }
+            if let Some(nested) = field.nested {
+                self.clear(nested, spans);
+            }
+        }
+    }
+}
+
+/// Where a member's raw value text lies in the record ([`Span::ABSENT`] when the record has no
+/// such member). Offsets rather than `&str`s, so one buffer serves every record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    start: u32,
+    end: u32,
+}
+
+impl Span {
+    /// No member (a JSON value is never empty, so `end == 0` cannot be a member).
+    pub const ABSENT: Span = Span { start: 0, end: 0 };
+
+    /// The member's raw text in `record`, if there was one.
+    pub fn text(self, record: &str) -> Option<&str> {
+        if self == Span::ABSENT {
+            return None;
+        }
+        record.get(self.start as usize..self.end as usize)
+    }
+}
+
+/// Scans `record` like [`scan_object`], filling `spans` (resized to [`SlotTree::slot_count`])
+/// with the members of every level of `tree`: a ROW member that is an object has its own
+/// members found in the same pass. Returns false when the scanner cannot vouch for the record
+/// (or it is longer than 4 GiB); `spans` is then unspecified.
+pub fn scan_record(record: &str, tree: &SlotTree, spans: &mut Vec<Span>) -> bool {
+    if u32::try_from(record.len()).is_err() {
         return false;
     }
+    spans.clear();
+    spans.resize(tree.slot_count(), Span::ABSENT);
+    let mut s = Scanner::new(record);
     s.skip_ws();
-    s.pos == s.bytes.len()
+    s.tree_object(tree, 0, spans, 1) && s.at_end()
 }
 
 /// A `slot_of` for [`scan_object`]: the position of the field named like the member. Tries
@@ -77,11 +220,25 @@ pub fn slots_for<'s, 'a>(
 }
 
 struct Scanner<'b> {
+    text: &'b str,
     bytes: &'b [u8],
     pos: usize,
 }
 
-impl Scanner<'_> {
+impl<'b> Scanner<'b> {
+    fn new(text: &'b str) -> Self {
+        Scanner {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+        }
+    }
+
+    /// Whether only whitespace is left.
+    fn at_end(&mut self) -> bool {
+        self.skip_ws();
+        self.pos == self.bytes.len()
+    }
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
@@ -101,13 +258,9 @@ impl Scanner<'_> {
         }
     }
 
-    /// `{ "name": value, ... }` at the top level, filling `slots`.
-    fn object_members<'a>(
-        &mut self,
-        text: &'a str,
-        slot_of: &dyn Fn(&str) -> Option<usize>,
-        slots: &mut [Option<&'a str>],
-    ) -> bool {
+    /// `{ "name": value, ... }`: `member` is called with each member's name (raw, escapes
+    /// included) when the scanner stands at its value, and must scan that value.
+    fn object(&mut self, mut member: impl FnMut(&mut Self, &'b str) -> bool) -> bool {
         if !self.eat(b'{') {
             return false;
         }
@@ -121,21 +274,17 @@ impl Scanner<'_> {
             if !self.string() {
                 return false;
             }
-            let key = &text[key_start..self.pos - 1];
-            if key.contains('\\') {
+            let text = self.text;
+            let Some(key) = text.get(key_start..self.pos - 1) else {
                 return false;
-            }
+            };
             self.skip_ws();
             if !self.eat(b':') {
                 return false;
             }
             self.skip_ws();
-            let value_start = self.pos;
-            if !self.value(1) {
+            if !member(self, key) {
                 return false;
-            }
-            if let Some(slot) = slot_of(key).and_then(|i| slots.get_mut(i)) {
-                *slot = Some(&text[value_start..self.pos]);
             }
             self.skip_ws();
             if self.eat(b',') {
@@ -145,6 +294,44 @@ impl Scanner<'_> {
         }
     }
 
+    /// An object whose members fill the slots of `level` of `tree` (ROW members recursively).
+    fn tree_object(
+        &mut self,
+        tree: &SlotTree,
+        level: usize,
+        spans: &mut [Span],
+        depth: usize,
+    ) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let mut hint = 0;
+        self.object(|s, key| {
+            if key.contains('\\') {
+                return false;
+            }
+            let Some(index) = tree.find(level, key, &mut hint) else {
+                return s.value(depth);
+            };
+            let start = s.pos;
+            let scanned = match tree.nested(level, index) {
+                Some(nested) if s.peek() == Some(b'{') => {
+                    tree.clear(nested, spans);
+                    s.tree_object(tree, nested, spans, depth + 1)
+                }
+                _ => s.value(depth),
+            };
+            if let Some(span) = spans.get_mut(tree.slot(level, index)) {
+                // Both fit: the record is shorter than 4 GiB.
+                *span = Span {
+                    start: start as u32,
+                    end: s.pos as u32,
+                };
+            }
+            scanned
+        })
+    }
+
     /// Any JSON value at nesting `depth`.
     fn value(&mut self, depth: usize) -> bool {
         if depth > MAX_DEPTH {
@@ -152,8 +339,8 @@ impl Scanner<'_> {
         }
         match self.peek() {
             Some(b'"') => self.string(),
-            Some(b'{') => self.container(b'}', depth, true),
-            Some(b'[') => self.container(b']', depth, false),
+            Some(b'{') => self.object(|s, _| s.value(depth + 1)),
+            Some(b'[') => self.array(depth),
             Some(b't') => self.literal(b"true"),
             Some(b'f') => self.literal(b"false"),
             Some(b'n') => self.literal(b"null"),
@@ -162,25 +349,15 @@ impl Scanner<'_> {
         }
     }
 
-    /// An object (`keyed`) or array whose members are skipped.
-    fn container(&mut self, close: u8, depth: usize, keyed: bool) -> bool {
+    /// An array whose elements are skipped.
+    fn array(&mut self, depth: usize) -> bool {
         self.pos += 1;
         self.skip_ws();
-        if self.eat(close) {
+        if self.eat(b']') {
             return true;
         }
         loop {
             self.skip_ws();
-            if keyed {
-                if !self.string() {
-                    return false;
-                }
-                self.skip_ws();
-                if !self.eat(b':') {
-                    return false;
-                }
-                self.skip_ws();
-            }
             if !self.value(depth + 1) {
                 return false;
             }
@@ -188,7 +365,7 @@ impl Scanner<'_> {
             if self.eat(b',') {
                 continue;
             }
-            return self.eat(close);
+            return self.eat(b']');
         }
     }
 
@@ -392,6 +569,74 @@ mod tests {
         ] {
             assert!(scan(text, &["a"]).is_some(), "{text}");
             assert!(serde_json::from_str::<serde_json::Value>(text).is_ok());
+        }
+    }
+
+    fn tree_fields() -> Fields {
+        use arrow::datatypes::Field;
+        let inner = Fields::from(vec![Field::new("z", DataType::Utf8, true)]);
+        let row = Fields::from(vec![
+            Field::new("x", DataType::Int32, true),
+            Field::new("y", DataType::Struct(inner), true),
+        ]);
+        Fields::from(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("r", DataType::Struct(row), true),
+        ])
+    }
+
+    /// The texts of every slot: a, r, r.x, r.y, r.y.z.
+    fn scan_tree(text: &str) -> Option<Vec<Option<&str>>> {
+        let tree = SlotTree::new(&tree_fields());
+        let mut spans = Vec::new();
+        scan_record(text, &tree, &mut spans)
+            .then(|| spans.iter().map(|s| s.text(text)).collect())
+    }
+
+    #[test]
+    fn one_pass_finds_the_members_of_nested_rows() {
+        let tree = SlotTree::new(&tree_fields());
+        assert_eq!(tree.slot_count(), 5);
+        assert_eq!(tree.nested(0, 1), Some(1));
+        assert_eq!(tree.nested(1, 1), Some(2));
+        assert_eq!(tree.nested(0, 0), None);
+        let text = r#"{"r": {"y": {"z": "q"}, "x": 2, "o": [{"z": 1}]}, "a": 1}"#;
+        assert_eq!(
+            scan_tree(text),
+            Some(vec![
+                Some("1"),
+                Some(r#"{"y": {"z": "q"}, "x": 2, "o": [{"z": 1}]}"#),
+                Some("2"),
+                Some(r#"{"z": "q"}"#),
+                Some(r#""q""#),
+            ])
+        );
+        // A ROW that is no object keeps its members absent.
+        assert_eq!(
+            scan_tree(r#"{"r": "text"}"#),
+            Some(vec![None, Some(r#""text""#), None, None, None])
+        );
+    }
+
+    #[test]
+    fn a_later_duplicate_row_replaces_all_of_the_earlier_one() {
+        assert_eq!(
+            scan_tree(r#"{"r": {"x": 1, "y": {"z": "a"}}, "r": {"y": {}}}"#),
+            Some(vec![None, Some(r#"{"y": {}}"#), None, Some("{}"), None])
+        );
+    }
+
+    #[test]
+    fn the_one_pass_gives_up_inside_nested_rows_too() {
+        for text in [
+            r#"{"r": {"y": {"z": "\u0041"}}}"#,
+            r#"{"r": {"y": {"z\n": 1}}}"#,
+            r#"{"r": {"x": 01}}"#,
+            r#"{"r": {"y": {"z": tru}}}"#,
+            r#"{"r": {"x": 1,}}"#,
+            r#"{"r": {"x": 1}} x"#,
+        ] {
+            assert_eq!(scan_tree(text), None, "{text}");
         }
     }
 }

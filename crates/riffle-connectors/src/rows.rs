@@ -10,9 +10,9 @@ use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use crate::csv::{plain_fields, split_record, CsvOptions, CSV_TIMESTAMP_STYLE};
 use crate::json::JsonOptions;
-use crate::json_scan::{field_slots, scan_object, slots_for, INLINE_SLOTS};
+use crate::json_scan::{scan_record, SlotTree, Span};
 use crate::options::Options;
-use crate::text::{ColumnBuilder, TimestampStyle};
+use crate::text::{ColumnBuilder, ScannedRecord, TimestampStyle};
 use crate::{ConnectorError, Result};
 
 /// A text record format with its options.
@@ -72,6 +72,14 @@ pub struct RowDecoder {
     rows: usize,
     skipped_rows: u64,
     null_fields: u64,
+    /// The JSON scanner's tree of the schema and its span buffer (JSON only).
+    json_scan: Option<JsonScan>,
+}
+
+/// What [`RowDecoder`] scans JSON records with, kept across records.
+struct JsonScan {
+    tree: SlotTree,
+    spans: Vec<Span>,
 }
 
 impl RowDecoder {
@@ -97,9 +105,14 @@ impl RowDecoder {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        let json_scan = matches!(format, TextFormat::Json(_)).then(|| JsonScan {
+            tree: SlotTree::new(schema.fields()),
+            spans: Vec::new(),
+        });
         Ok(Self {
             table: table.to_string(),
             schema,
+            json_scan,
             format: Arc::new(format),
             builders,
             rows: 0,
@@ -236,31 +249,47 @@ impl RowDecoder {
         options: &JsonOptions,
         location: &dyn Fn() -> String,
     ) -> Result<bool> {
-        let mut inline = [None; INLINE_SLOTS];
-        let mut heap = Vec::new();
-        let members = slots_for(self.builders.len(), &mut inline, &mut heap);
-        if !scan_object(record, &field_slots(self.schema.fields()), members) {
+        // Taken for the record, so that the builders can be appended to while it is read.
+        let Some(mut scan) = self.json_scan.take() else {
             return self.json_record_parsed(record, options, location);
-        }
+        };
+        let decoded = if scan_record(record, &scan.tree, &mut scan.spans) {
+            let scanned = ScannedRecord {
+                record,
+                tree: &scan.tree,
+                spans: &scan.spans,
+            };
+            self.append_scanned(&scanned, options, location)
+        } else {
+            self.json_record_parsed(record, options, location)
+        };
+        self.json_scan = Some(scan);
+        decoded
+    }
+
+    /// Appends the fields of a record the scanner vouched for.
+    fn append_scanned(
+        &mut self,
+        scanned: &ScannedRecord<'_>,
+        options: &JsonOptions,
+        location: &dyn Fn() -> String,
+    ) -> Result<bool> {
         if options.fail_on_missing_field {
-            if let Some(i) = members.iter().position(Option::is_none) {
+            if let Some(i) = scanned.spans[..self.builders.len()]
+                .iter()
+                .position(|s| *s == Span::ABSENT)
+            {
                 let message = format!(
                     "Could not find field with name '{}'.",
                     self.schema.field(i).name()
                 );
-                return self.row_error(&message, record, options.ignore_parse_errors, location);
+                return self.row_error(&message, scanned.record, options.ignore_parse_errors, location);
             }
         }
-        for (i, member) in members.iter().enumerate() {
-            let builder = &mut self.builders[i];
-            let appended = match member {
-                Some(raw) => builder.append_json_text(raw, options.timestamp_style),
-                None => {
-                    builder.append_null();
-                    Ok(())
-                }
-            };
-            self.json_field_outcome(i, appended, record, options, location)?;
+        for i in 0..self.builders.len() {
+            let appended =
+                self.builders[i].append_json_scanned(scanned, 0, i, options.timestamp_style);
+            self.json_field_outcome(i, appended, scanned.record, options, location)?;
         }
         Ok(true)
     }
@@ -467,5 +496,84 @@ impl RowEncoder {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::datatypes::{Field, Fields, Schema};
+
+    fn nested_schema() -> SchemaRef {
+        let inner = Fields::from(vec![
+            Field::new("z", DataType::Utf8, true),
+            Field::new("n", DataType::Int64, true),
+        ]);
+        let row = Fields::from(vec![
+            Field::new("x", DataType::Int32, true),
+            Field::new("y", DataType::Struct(inner), true),
+            Field::new("t", DataType::Timestamp(arrow::datatypes::TimeUnit::Millisecond, None), true),
+        ]);
+        Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("r", DataType::Struct(row), true),
+            Field::new("s", DataType::Utf8, true),
+        ]))
+    }
+
+    fn decoder(fail_on_missing_field: bool) -> RowDecoder {
+        let options = JsonOptions {
+            fail_on_missing_field,
+            ignore_parse_errors: !fail_on_missing_field,
+            timestamp_style: TimestampStyle::Sql,
+        };
+        RowDecoder::new("t", nested_schema(), TextFormat::Json(options)).unwrap()
+    }
+
+    /// The scanned path (one pass, ROW members from the same pass) gives exactly what parsing
+    /// the record with `serde_json` gives, NULLs and field errors included.
+    #[test]
+    fn scanned_records_decode_like_parsed_records() {
+        let records = [
+            r#"{"a": 1, "r": {"x": 2, "y": {"z": "q\"\\/\n\t", "n": 3}, "t": "2024-01-01 00:00:00"}, "s": "plain"}"#,
+            r#"{"s": "order", "r": {"t": null, "y": {"n": -4, "z": "w"}, "x": 5}, "a": 6}"#,
+            r#"{"a": 7, "r": null, "s": null}"#,
+            r#"{"a": 8}"#,
+            r#"{"a": 9, "r": {"y": {"z": "first", "n": 1}, "y": {"n": 2}}}"#,
+            r#"{"a": 10, "r": {"y": {"z": "kept"}, "y": null}}"#,
+            r#"{"a": 11, "r": {"x": "not a number", "y": {"n": "12"}}}"#,
+            r#"{"a": 12, "r": [1, 2], "skip": {"deep": [{"r": 1}]}}"#,
+            r#"{"a": 13, "r": {"x": 1, "y": 5}, "s": "\u0041"}"#,
+            r#"{"a": 14, "r": {"x": 1, "extra": {"y": 1}}, "a": 15}"#,
+        ];
+        let mut scanned = decoder(false);
+        let mut parsed = decoder(false);
+        let TextFormat::Json(options) = parsed.format().clone() else {
+            unreachable!("a JSON decoder")
+        };
+        let here = || "here".to_string();
+        for record in records {
+            let fast = scanned.decode(record, &here).unwrap();
+            let slow = parsed.json_record_parsed(record, &options, &here).unwrap();
+            assert_eq!(fast, slow, "{record}");
+            if slow {
+                parsed.rows += 1;
+            }
+        }
+        assert_eq!(scanned.flush().unwrap(), parsed.flush().unwrap());
+        assert_eq!(
+            (scanned.skipped_rows, scanned.null_fields),
+            (parsed.skipped_rows, parsed.null_fields)
+        );
+        assert!(scanned.null_fields > 0, "some field errors were exercised");
+    }
+
+    #[test]
+    fn missing_top_level_fields_fail_when_asked_to() {
+        let mut d = decoder(true);
+        let here = || "here".to_string();
+        let err = d.decode(r#"{"a": 1, "r": {}}"#, &here).unwrap_err();
+        assert!(err.to_string().contains("Could not find field with name 's'"), "{err}");
+        assert!(d.decode(r#"{"a": 1, "r": {}, "s": null}"#, &here).unwrap());
     }
 }

@@ -12,7 +12,71 @@ use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{DataType, FieldRef, Fields, TimeUnit};
 
 use crate::format::days_from_civil;
-use crate::json_scan::{field_slots, scan_object, slots_for, INLINE_SLOTS};
+use crate::json_scan::{
+    field_slots, scan_object, slots_for, SlotTree, Span, INLINE_SLOTS,
+};
+
+/// A record scanned by [`scan_record`]: its text, the tree of its schema and the spans found.
+pub struct ScannedRecord<'a> {
+    /// The record.
+    pub record: &'a str,
+    /// The tree the record was scanned with.
+    pub tree: &'a SlotTree,
+    /// The spans the scan filled.
+    pub spans: &'a [Span],
+}
+
+impl<'a> ScannedRecord<'a> {
+    /// The raw text of member `index` of `level`, if the record has it.
+    fn text(&self, level: usize, index: usize) -> Option<&'a str> {
+        self.spans
+            .get(self.tree.slot(level, index))?
+            .text(self.record)
+    }
+}
+
+/// Appends one non-NULL ROW: `append_child(i, builder)` appends field `i`. The first field
+/// error is the ROW's error; the other fields are still appended.
+fn append_row_members(
+    fields: &Fields,
+    children: &mut [ColumnBuilder],
+    valid: &mut BooleanBufferBuilder,
+    mut append_child: impl FnMut(usize, &mut ColumnBuilder) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut first_error = None;
+    for (i, (field, child)) in fields.iter().zip(children.iter_mut()).enumerate() {
+        if let Err(e) = append_child(i, child) {
+            first_error.get_or_insert(format!("field '{}': {e}", field.name()));
+        }
+    }
+    valid.append(true);
+    first_error.map_or(Ok(()), Err)
+}
+
+/// The text inside a JSON string (as the scanner validated it) with its simple escapes
+/// resolved; `None` when it has a `\u` escape, which `serde_json` resolves instead.
+fn unescape_simple(inside: &str) -> Option<String> {
+    let mut out = String::with_capacity(inside.len());
+    let mut rest = inside;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let escaped = match rest.as_bytes().get(at + 1)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            _ => return None,
+        };
+        out.push(escaped);
+        rest = &rest[at + 2..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
 
 /// How timestamps are written in the text (`csv`: SQL style; `json`: per option).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -239,28 +303,23 @@ impl ColumnBuilder {
                 if !scan_object(raw, &field_slots(fields), slots) {
                     return self.append_json_parsed(raw, style);
                 }
-                let mut first_error = None;
-                for ((field, child), slot) in fields.iter().zip(children.iter_mut()).zip(slots) {
-                    let appended = match slot {
-                        Some(text) => child.append_json_text(text, style),
-                        None => {
-                            child.append_null();
-                            Ok(())
-                        }
-                    };
-                    if let Err(e) = appended {
-                        first_error.get_or_insert(format!("field '{}': {e}", field.name()));
+                return append_row_members(fields, children, valid, |i, child| match slots[i] {
+                    Some(text) => child.append_json_text(text, style),
+                    None => {
+                        child.append_null();
+                        Ok(())
                     }
-                }
-                valid.append(true);
-                return first_error.map_or(Ok(()), Err);
+                });
             }
             (_, Some(b'"')) if !raw.contains('\\') => {
                 self.append_text(&raw[1..raw.len() - 1], style)
             }
-            (_, Some(b'"')) => match serde_json::from_str::<String>(raw) {
-                Ok(text) => self.append_text(&text, style),
-                Err(_) => return self.append_json_parsed(raw, style),
+            (_, Some(b'"')) => match unescape_simple(&raw[1..raw.len() - 1]) {
+                Some(text) => self.append_text(&text, style),
+                None => match serde_json::from_str::<String>(raw) {
+                    Ok(text) => self.append_text(&text, style),
+                    Err(_) => return self.append_json_parsed(raw, style),
+                },
             },
             (_, Some(b'-' | b'0'..=b'9')) => match self.append_json_number(raw) {
                 Some(()) => Ok(()),
@@ -276,6 +335,32 @@ impl ColumnBuilder {
             self.append_null();
         }
         result
+    }
+
+    /// Appends member `index` of `level` of a record scanned by [`scan_record`]: the same
+    /// result as [`ColumnBuilder::append_json_text`] of its raw text, but a ROW object takes its
+    /// fields from the spans the scan found, without scanning the object again.
+    pub fn append_json_scanned(
+        &mut self,
+        scanned: &ScannedRecord<'_>,
+        level: usize,
+        index: usize,
+        style: TimestampStyle,
+    ) -> Result<(), String> {
+        let Some(raw) = scanned.text(level, index) else {
+            self.append_null();
+            return Ok(());
+        };
+        match (&mut *self, scanned.tree.nested(level, index)) {
+            (ColumnBuilder::Row(fields, children, valid), Some(nested))
+                if raw.starts_with('{') =>
+            {
+                append_row_members(fields, children, valid, |i, child| {
+                    child.append_json_scanned(scanned, nested, i, style)
+                })
+            }
+            _ => self.append_json_text(raw, style),
+        }
     }
 
     /// Appends a JSON number straight into an integer or floating-point column; `None` (and
