@@ -32,9 +32,9 @@ pub fn scan_object<'a>(
     let mut s = Scanner::new(text);
     s.skip_ws();
     let members = s.object(|s, key| {
-        if key.contains('\\') {
+        let Some(key) = key else {
             return false;
-        }
+        };
         let start = s.pos;
         if !s.value(1) {
             return false;
@@ -115,7 +115,9 @@ impl SlotTree {
 
     /// The slot of field `index` of `level`.
     pub fn slot(&self, level: usize, index: usize) -> usize {
-        self.levels.get(level).map_or(usize::MAX, |l| l.base + index)
+        self.levels
+            .get(level)
+            .map_or(usize::MAX, |l| l.base + index)
     }
 
     /// The field of `level` named `name`, trying `hint` (the field after the one found last)
@@ -154,11 +156,25 @@ impl SlotTree {
 pub struct Span {
     start: u32,
     end: u32,
+    /// A string without escapes: its inside is its text as it stands.
+    plain_string: bool,
 }
 
 impl Span {
     /// No member (a JSON value is never empty, so `end == 0` cannot be a member).
-    pub const ABSENT: Span = Span { start: 0, end: 0 };
+    pub const ABSENT: Span = Span {
+        start: 0,
+        end: 0,
+        plain_string: false,
+    };
+
+    /// The text of a string member without escapes (without its quotes).
+    pub fn plain_string(self, record: &str) -> Option<&str> {
+        if !self.plain_string {
+            return None;
+        }
+        record.get(self.start as usize + 1..self.end as usize - 1)
+    }
 
     /// The member's raw text in `record`, if there was one.
     pub fn text(self, record: &str) -> Option<&str> {
@@ -258,9 +274,10 @@ impl<'b> Scanner<'b> {
         }
     }
 
-    /// `{ "name": value, ... }`: `member` is called with each member's name (raw, escapes
-    /// included) when the scanner stands at its value, and must scan that value.
-    fn object(&mut self, mut member: impl FnMut(&mut Self, &'b str) -> bool) -> bool {
+    /// `{ "name": value, ... }`: `member` is called with each member's name (`None` when it
+    /// has escapes, so its raw text is not the name) when the scanner stands at its value,
+    /// and must scan that value.
+    fn object(&mut self, mut member: impl FnMut(&mut Self, Option<&'b str>) -> bool) -> bool {
         if !self.eat(b'{') {
             return false;
         }
@@ -271,12 +288,13 @@ impl<'b> Scanner<'b> {
         loop {
             self.skip_ws();
             let key_start = self.pos + 1;
-            if !self.string() {
+            let Some(escaped) = self.string() else {
                 return false;
-            }
+            };
             let text = self.text;
-            let Some(key) = text.get(key_start..self.pos - 1) else {
-                return false;
+            let key = match text.get(key_start..self.pos - 1) {
+                Some(key) if !escaped => Some(key),
+                _ => None,
             };
             self.skip_ws();
             if !self.eat(b':') {
@@ -307,18 +325,20 @@ impl<'b> Scanner<'b> {
         }
         let mut hint = 0;
         self.object(|s, key| {
-            if key.contains('\\') {
+            let Some(key) = key else {
                 return false;
-            }
+            };
             let Some(index) = tree.find(level, key, &mut hint) else {
                 return s.value(depth);
             };
             let start = s.pos;
-            let scanned = match tree.nested(level, index) {
-                Some(nested) if s.peek() == Some(b'{') => {
+            let mut plain_string = false;
+            let scanned = match (tree.nested(level, index), s.peek()) {
+                (Some(nested), Some(b'{')) => {
                     tree.clear(nested, spans);
                     s.tree_object(tree, nested, spans, depth + 1)
                 }
+                (_, Some(b'"')) => s.string().map(|escaped| plain_string = !escaped).is_some(),
                 _ => s.value(depth),
             };
             if let Some(span) = spans.get_mut(tree.slot(level, index)) {
@@ -326,6 +346,7 @@ impl<'b> Scanner<'b> {
                 *span = Span {
                     start: start as u32,
                     end: s.pos as u32,
+                    plain_string,
                 };
             }
             scanned
@@ -338,7 +359,7 @@ impl<'b> Scanner<'b> {
             return false;
         }
         match self.peek() {
-            Some(b'"') => self.string(),
+            Some(b'"') => self.string().is_some(),
             Some(b'{') => self.object(|s, _| s.value(depth + 1)),
             Some(b'[') => self.array(depth),
             Some(b't') => self.literal(b"true"),
@@ -369,28 +390,30 @@ impl<'b> Scanner<'b> {
         }
     }
 
-    /// A string: no control characters, only the simple escapes (`\u` gives up).
-    fn string(&mut self) -> bool {
+    /// A string: no control characters, only the simple escapes (`\u` gives up). `None` when
+    /// it is not one, else whether it has escapes.
+    fn string(&mut self) -> Option<bool> {
         if !self.eat(b'"') {
-            return false;
+            return None;
         }
+        let mut escaped = false;
         loop {
             self.skip_plain_string_bytes();
-            match self.peek() {
-                None => return false,
-                Some(b'"') => {
+            match self.peek()? {
+                b'"' => {
                     self.pos += 1;
-                    return true;
+                    return Some(escaped);
                 }
-                Some(b'\\') => {
+                b'\\' => {
                     match self.bytes.get(self.pos + 1) {
                         Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {}
-                        _ => return false,
+                        _ => return None,
                     }
+                    escaped = true;
                     self.pos += 2;
                 }
-                Some(0..=0x1f) => return false,
-                Some(_) => self.pos += 1,
+                0..=0x1f => return None,
+                _ => self.pos += 1,
             }
         }
     }
@@ -398,21 +421,23 @@ impl<'b> Scanner<'b> {
     /// Skips string bytes that need no check (not `"`, `\\` or a control character), eight
     /// at a time: most of a record's bytes are inside strings.
     fn skip_plain_string_bytes(&mut self) {
-        const ONES: u64 = u64::from_ne_bytes([1; 8]);
-        const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-        // Whether some byte of `x` is zero (exact as a whole, the classic bit trick).
-        let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS != 0;
+        const ONES: u64 = u64::from_le_bytes([1; 8]);
+        const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+        // The high bit of each byte that is zero — exact for the lowest such byte, which is
+        // all that is used (the classic bit trick; bytes above it may be flagged wrongly).
+        let zeros = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
         while let Some(chunk) = self
             .bytes
             .get(self.pos..self.pos + 8)
             .and_then(|c| <[u8; 8]>::try_from(c).ok())
         {
-            let x = u64::from_ne_bytes(chunk);
-            let control = x.wrapping_sub(ONES * 0x20) & !x & HIGHS != 0;
-            if control
-                || has_zero(x ^ (ONES * u64::from(b'"')))
-                || has_zero(x ^ (ONES * u64::from(b'\\')))
-            {
+            let x = u64::from_le_bytes(chunk);
+            let special = (x.wrapping_sub(ONES * 0x20) & !x & HIGHS)
+                | zeros(x ^ (ONES * u64::from(b'"')))
+                | zeros(x ^ (ONES * u64::from(b'\\')));
+            if special != 0 {
+                // Little-endian: the lowest flagged bit is in the first special byte.
+                self.pos += special.trailing_zeros() as usize / 8;
                 return;
             }
             self.pos += 8;
@@ -589,8 +614,7 @@ mod tests {
     fn scan_tree(text: &str) -> Option<Vec<Option<&str>>> {
         let tree = SlotTree::new(&tree_fields());
         let mut spans = Vec::new();
-        scan_record(text, &tree, &mut spans)
-            .then(|| spans.iter().map(|s| s.text(text)).collect())
+        scan_record(text, &tree, &mut spans).then(|| spans.iter().map(|s| s.text(text)).collect())
     }
 
     #[test]

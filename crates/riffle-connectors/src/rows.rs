@@ -283,7 +283,12 @@ impl RowDecoder {
                     "Could not find field with name '{}'.",
                     self.schema.field(i).name()
                 );
-                return self.row_error(&message, scanned.record, options.ignore_parse_errors, location);
+                return self.row_error(
+                    &message,
+                    scanned.record,
+                    options.ignore_parse_errors,
+                    location,
+                );
             }
         }
         for i in 0..self.builders.len() {
@@ -512,7 +517,11 @@ mod tests {
         let row = Fields::from(vec![
             Field::new("x", DataType::Int32, true),
             Field::new("y", DataType::Struct(inner), true),
-            Field::new("t", DataType::Timestamp(arrow::datatypes::TimeUnit::Millisecond, None), true),
+            Field::new(
+                "t",
+                DataType::Timestamp(arrow::datatypes::TimeUnit::Millisecond, None),
+                true,
+            ),
         ]);
         Arc::new(Schema::new(vec![
             Field::new("a", DataType::Int64, true),
@@ -535,7 +544,7 @@ mod tests {
     #[test]
     fn scanned_records_decode_like_parsed_records() {
         let records = [
-            r#"{"a": 1, "r": {"x": 2, "y": {"z": "q\"\\/\n\t", "n": 3}, "t": "2024-01-01 00:00:00"}, "s": "plain"}"#,
+            r#"{"a": 1, "r": {"x": 2, "y": {"z": "q\"\\/\n\t\b\f\r", "n": 3}, "t": "2024-01-01 00:00:00"}, "s": "plain"}"#,
             r#"{"s": "order", "r": {"t": null, "y": {"n": -4, "z": "w"}, "x": 5}, "a": 6}"#,
             r#"{"a": 7, "r": null, "s": null}"#,
             r#"{"a": 8}"#,
@@ -545,6 +554,8 @@ mod tests {
             r#"{"a": 12, "r": [1, 2], "skip": {"deep": [{"r": 1}]}}"#,
             r#"{"a": 13, "r": {"x": 1, "y": 5}, "s": "\u0041"}"#,
             r#"{"a": 14, "r": {"x": 1, "extra": {"y": 1}}, "a": 15}"#,
+            r#"{"a": "16", "r": {"x": 17, "t": "2024-01-01T00:00:00"}, "s": 18}"#,
+            r#"{"a": 19, "r": "not an object", "s": {"k": "v"}}"#,
         ];
         let mut scanned = decoder(false);
         let mut parsed = decoder(false);
@@ -573,7 +584,11 @@ mod tests {
         let mut d = decoder(true);
         let here = || "here".to_string();
         let err = d.decode(r#"{"a": 1, "r": {}}"#, &here).unwrap_err();
-        assert!(err.to_string().contains("Could not find field with name 's'"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("Could not find field with name 's'"),
+            "{err}"
+        );
         assert!(d.decode(r#"{"a": 1, "r": {}, "s": null}"#, &here).unwrap());
     }
 }

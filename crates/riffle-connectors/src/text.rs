@@ -12,9 +12,7 @@ use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{DataType, FieldRef, Fields, TimeUnit};
 
 use crate::format::days_from_civil;
-use crate::json_scan::{
-    field_slots, scan_object, slots_for, SlotTree, Span, INLINE_SLOTS,
-};
+use crate::json_scan::{field_slots, scan_object, slots_for, SlotTree, Span, INLINE_SLOTS};
 
 /// A record scanned by [`scan_record`]: its text, the tree of its schema and the spans found.
 pub struct ScannedRecord<'a> {
@@ -27,40 +25,65 @@ pub struct ScannedRecord<'a> {
 }
 
 impl<'a> ScannedRecord<'a> {
-    /// The raw text of member `index` of `level`, if the record has it.
-    fn text(&self, level: usize, index: usize) -> Option<&'a str> {
-        self.spans
-            .get(self.tree.slot(level, index))?
-            .text(self.record)
+    /// Where member `index` of `level` is.
+    fn span(&self, level: usize, index: usize) -> Option<Span> {
+        self.spans.get(self.tree.slot(level, index)).copied()
     }
 }
 
-/// Appends one non-NULL ROW: `append_child(i, builder)` appends field `i`. The first field
-/// error is the ROW's error; the other fields are still appended.
-fn append_row_members(
-    fields: &Fields,
-    children: &mut [ColumnBuilder],
-    valid: &mut BooleanBufferBuilder,
-    mut append_child: impl FnMut(usize, &mut ColumnBuilder) -> Result<(), String>,
-) -> Result<(), String> {
-    let mut first_error = None;
-    for (i, (field, child)) in fields.iter().zip(children.iter_mut()).enumerate() {
-        if let Err(e) = append_child(i, child) {
-            first_error.get_or_insert(format!("field '{}': {e}", field.name()));
+/// A growing ROW column: the fields, their builders and which rows are non-NULL.
+pub struct RowColumns {
+    fields: Fields,
+    children: Vec<ColumnBuilder>,
+    valid: BooleanBufferBuilder,
+    /// NULL rows not appended to the children yet: a run of NULL rows (say, the event kinds a
+    /// record does not hold) costs one bulk append per child instead of one per row.
+    lagging_nulls: usize,
+}
+
+impl RowColumns {
+    /// Appends the lagging NULL rows to the children.
+    fn catch_up(&mut self) {
+        if self.lagging_nulls > 0 {
+            for child in &mut self.children {
+                child.append_nulls(self.lagging_nulls);
+            }
+            self.lagging_nulls = 0;
         }
     }
-    valid.append(true);
-    first_error.map_or(Ok(()), Err)
+
+    /// Appends one non-NULL ROW: `append_child(field, builder)` appends each field in order.
+    /// The first field error is the ROW's error; the other fields are still appended.
+    fn append_members(
+        &mut self,
+        mut append_child: impl FnMut(&FieldRef, &mut ColumnBuilder) -> Result<(), String>,
+    ) -> Result<(), String> {
+        self.catch_up();
+        let mut first_error = None;
+        for (field, child) in self.fields.iter().zip(self.children.iter_mut()) {
+            if let Err(e) = append_child(field, child) {
+                first_error.get_or_insert(format!("field '{}': {e}", field.name()));
+            }
+        }
+        self.valid.append(true);
+        first_error.map_or(Ok(()), Err)
+    }
 }
 
 /// The text inside a JSON string (as the scanner validated it) with its simple escapes
 /// resolved; `None` when it has a `\u` escape, which `serde_json` resolves instead.
 fn unescape_simple(inside: &str) -> Option<String> {
+    let bytes = inside.as_bytes();
     let mut out = String::with_capacity(inside.len());
-    let mut rest = inside;
-    while let Some(at) = rest.find('\\') {
-        out.push_str(&rest[..at]);
-        let escaped = match rest.as_bytes().get(at + 1)? {
+    let mut run = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        out.push_str(inside.get(run..i)?);
+        let escaped = match bytes.get(i + 1)? {
             b'"' => '"',
             b'\\' => '\\',
             b'/' => '/',
@@ -72,9 +95,10 @@ fn unescape_simple(inside: &str) -> Option<String> {
             _ => return None,
         };
         out.push(escaped);
-        rest = &rest[at + 2..];
+        i += 2;
+        run = i;
     }
-    out.push_str(rest);
+    out.push_str(inside.get(run..)?);
     Some(out)
 }
 
@@ -117,8 +141,8 @@ pub enum ColumnBuilder {
     TimestampUs(TimestampMicrosecondBuilder, Option<Arc<str>>),
     /// TIMESTAMP(p) / TIMESTAMP_LTZ(p) in nanoseconds
     TimestampNs(TimestampNanosecondBuilder, Option<Arc<str>>),
-    /// ROW (JSON objects only): the fields, their builders and which rows are non-NULL
-    Row(Fields, Vec<ColumnBuilder>, BooleanBufferBuilder),
+    /// ROW (JSON objects only)
+    Row(RowColumns),
     /// ARRAY (JSON arrays; CSV fields split at `csv.array-element-delimiter`)
     List(Nested),
     /// MAP (JSON objects only): `children` are the key and the value builders
@@ -198,14 +222,15 @@ impl ColumnBuilder {
             DataType::Timestamp(TimeUnit::Nanosecond, tz) => {
                 ColumnBuilder::TimestampNs(TimestampNanosecondBuilder::new(), tz.clone())
             }
-            DataType::Struct(fields) => ColumnBuilder::Row(
-                fields.clone(),
-                fields
+            DataType::Struct(fields) => ColumnBuilder::Row(RowColumns {
+                fields: fields.clone(),
+                children: fields
                     .iter()
                     .map(|f| ColumnBuilder::new(f.data_type()))
                     .collect::<Result<_, _>>()?,
-                BooleanBufferBuilder::new(0),
-            ),
+                valid: BooleanBufferBuilder::new(0),
+                lagging_nulls: 0,
+            }),
             DataType::List(element) => {
                 ColumnBuilder::List(Nested::new(element, &[element.data_type()])?)
             }
@@ -236,16 +261,11 @@ impl ColumnBuilder {
                 self.append_null();
                 return Ok(());
             }
-            (ColumnBuilder::Row(fields, children, valid), Value::Object(object)) => {
-                let mut first_error = None;
-                for (field, child) in fields.iter().zip(children.iter_mut()) {
+            (ColumnBuilder::Row(row), Value::Object(object)) => {
+                return row.append_members(|field, child| {
                     let v = object.get(field.name()).unwrap_or(&Value::Null);
-                    if let Err(e) = child.append_json(v, style) {
-                        first_error.get_or_insert(format!("field '{}': {e}", field.name()));
-                    }
-                }
-                valid.append(true);
-                return first_error.map_or(Ok(()), Err);
+                    child.append_json(v, style)
+                });
             }
             (ColumnBuilder::List(list), Value::Array(items)) => {
                 let mut first_error = None;
@@ -296,14 +316,15 @@ impl ColumnBuilder {
                 self.append_null();
                 return Ok(());
             }
-            (ColumnBuilder::Row(fields, children, valid), Some(b'{')) => {
+            (ColumnBuilder::Row(row), Some(b'{')) => {
                 let mut inline = [None; INLINE_SLOTS];
                 let mut heap = Vec::new();
-                let slots = slots_for(fields.len(), &mut inline, &mut heap);
-                if !scan_object(raw, &field_slots(fields), slots) {
+                let slots = slots_for(row.fields.len(), &mut inline, &mut heap);
+                if !scan_object(raw, &field_slots(&row.fields), slots) {
                     return self.append_json_parsed(raw, style);
                 }
-                return append_row_members(fields, children, valid, |i, child| match slots[i] {
+                let mut slots = slots.iter();
+                return row.append_members(|_, child| match slots.next().copied().flatten() {
                     Some(text) => child.append_json_text(text, style),
                     None => {
                         child.append_null();
@@ -347,16 +368,27 @@ impl ColumnBuilder {
         index: usize,
         style: TimestampStyle,
     ) -> Result<(), String> {
-        let Some(raw) = scanned.text(level, index) else {
+        let Some(span) = scanned.span(level, index) else {
             self.append_null();
             return Ok(());
         };
+        let Some(raw) = span.text(scanned.record) else {
+            self.append_null();
+            return Ok(());
+        };
+        if let Some(text) = span.plain_string(scanned.record) {
+            let appended = self.append_text(text, style);
+            if appended.is_err() {
+                self.append_null();
+            }
+            return appended;
+        }
         match (&mut *self, scanned.tree.nested(level, index)) {
-            (ColumnBuilder::Row(fields, children, valid), Some(nested))
-                if raw.starts_with('{') =>
-            {
-                append_row_members(fields, children, valid, |i, child| {
-                    child.append_json_scanned(scanned, nested, i, style)
+            (ColumnBuilder::Row(row), Some(nested)) if raw.starts_with('{') => {
+                let mut index = 0;
+                row.append_members(|_, child| {
+                    index += 1;
+                    child.append_json_scanned(scanned, nested, index - 1, style)
                 })
             }
             _ => self.append_json_text(raw, style),
@@ -364,14 +396,14 @@ impl ColumnBuilder {
     }
 
     /// Appends a JSON number straight into an integer or floating-point column; `None` (and
-    /// nothing appended) for other columns or numbers the column cannot take as they are.
+    /// nothing appended) for other columns or numbers the column cannot take as they are (a
+    /// fraction or an exponent does not parse as an integer: the general path decides those).
     fn append_json_number(&mut self, raw: &str) -> Option<()> {
-        let integral = || !raw.contains(['.', 'e', 'E']);
         match self {
-            ColumnBuilder::Int8(b) if integral() => b.append_value(raw.parse().ok()?),
-            ColumnBuilder::Int16(b) if integral() => b.append_value(raw.parse().ok()?),
-            ColumnBuilder::Int32(b) if integral() => b.append_value(raw.parse().ok()?),
-            ColumnBuilder::Int64(b) if integral() => b.append_value(raw.parse().ok()?),
+            ColumnBuilder::Int8(b) => b.append_value(raw.parse().ok()?),
+            ColumnBuilder::Int16(b) => b.append_value(raw.parse().ok()?),
+            ColumnBuilder::Int32(b) => b.append_value(raw.parse().ok()?),
+            ColumnBuilder::Int64(b) => b.append_value(raw.parse().ok()?),
             ColumnBuilder::Float32(b) => b.append_value(raw.parse::<f64>().ok()? as f32),
             ColumnBuilder::Float64(b) => b.append_value(raw.parse().ok()?),
             _ => return None,
@@ -386,6 +418,33 @@ impl ColumnBuilder {
             Err(e) => {
                 self.append_null();
                 Err(e.to_string())
+            }
+        }
+    }
+
+    /// Appends `n` NULLs.
+    pub fn append_nulls(&mut self, n: usize) {
+        match self {
+            ColumnBuilder::Utf8(b) => b.append_nulls(n),
+            ColumnBuilder::Boolean(b) => b.append_nulls(n),
+            ColumnBuilder::Int8(b) => b.append_nulls(n),
+            ColumnBuilder::Int16(b) => b.append_nulls(n),
+            ColumnBuilder::Int32(b) => b.append_nulls(n),
+            ColumnBuilder::Int64(b) => b.append_nulls(n),
+            ColumnBuilder::Float32(b) => b.append_nulls(n),
+            ColumnBuilder::Float64(b) => b.append_nulls(n),
+            ColumnBuilder::Decimal(b, ..) => b.append_nulls(n),
+            ColumnBuilder::Date(b) => b.append_nulls(n),
+            ColumnBuilder::Time(b) => b.append_nulls(n),
+            ColumnBuilder::TimestampMs(b, _) => b.append_nulls(n),
+            ColumnBuilder::TimestampUs(b, _) => b.append_nulls(n),
+            ColumnBuilder::TimestampNs(b, _) => b.append_nulls(n),
+            ColumnBuilder::Row(row) => {
+                row.valid.append_n(n, false);
+                row.lagging_nulls += n;
+            }
+            ColumnBuilder::List(_) | ColumnBuilder::Map(_) => {
+                (0..n).for_each(|_| self.append_null())
             }
         }
     }
@@ -407,9 +466,9 @@ impl ColumnBuilder {
             ColumnBuilder::TimestampMs(b, _) => b.append_null(),
             ColumnBuilder::TimestampUs(b, _) => b.append_null(),
             ColumnBuilder::TimestampNs(b, _) => b.append_null(),
-            ColumnBuilder::Row(_, children, valid) => {
-                valid.append(false);
-                children.iter_mut().for_each(ColumnBuilder::append_null);
+            ColumnBuilder::Row(row) => {
+                row.valid.append(false);
+                row.lagging_nulls += 1;
             }
             ColumnBuilder::List(nested) | ColumnBuilder::Map(nested) => {
                 let last = nested.offsets.last().copied().unwrap_or(0);
@@ -507,14 +566,16 @@ impl ColumnBuilder {
             ColumnBuilder::TimestampMs(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
             ColumnBuilder::TimestampUs(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
             ColumnBuilder::TimestampNs(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
-            ColumnBuilder::Row(fields, children, valid) => {
-                let nulls = NullBuffer::new(valid.finish());
-                let children = children
+            ColumnBuilder::Row(row) => {
+                row.catch_up();
+                let nulls = NullBuffer::new(row.valid.finish());
+                let children = row
+                    .children
                     .iter_mut()
                     .map(|c| null_where_parent_is(c.finish()?, &nulls))
                     .collect::<Result<Vec<_>, String>>()?;
                 Arc::new(
-                    StructArray::try_new(fields.clone(), children, Some(nulls))
+                    StructArray::try_new(row.fields.clone(), children, Some(nulls))
                         .map_err(|e| e.to_string())?,
                 )
             }
