@@ -786,12 +786,12 @@ impl Planner {
         }
         let mut config = self.config.clone();
         config.insert("parallelism.default".into(), parallelism.to_string());
-        Ok(JobGraph {
+        Ok(crate::reuse::reuse_sub_plans(JobGraph {
             operators: builder.operators,
             edges: builder.edges,
             config,
             functions: self.functions.clone(),
-        })
+        }))
     }
 }
 
