@@ -305,6 +305,8 @@ impl ClusterJob {
                 subtask: SubtaskInfo {
                     index: unit.unit,
                     parallelism: units,
+                    // Set per source by the runtime.
+                    earlier_reads: 0,
                 },
                 on_checkpoint: Some(hook),
             };

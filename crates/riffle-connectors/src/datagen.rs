@@ -3,8 +3,9 @@
 //!
 //! Options (Flink's): `rows-per-second` (default 10000), `number-of-rows`, and per field
 //! `fields.<name>.kind` (`random` | `sequence`), `.min`, `.max`, `.max-past`, `.length`,
-//! `.start`, `.end`, `.null-rate`. Random values come from a generator seeded per subtask, so a
-//! job produces the same rows on every run.
+//! `.start`, `.end`, `.null-rate`. Random values come from a generator seeded per subtask (and per
+//! repeated read of the table, when sub-plan reuse is off), so a job produces the same rows on
+//! every run.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -133,7 +134,11 @@ pub fn open_source(
         rate,
         started: Instant::now(),
         emitted: 0,
-        rng: SplitMix(0x5EED_0000 ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        rng: SplitMix(
+            0x5EED_0000
+                ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                ^ (subtask.earlier_reads as u64).wrapping_mul(0xD1B5_4A32_D192_ED03),
+        ),
     }))
 }
 

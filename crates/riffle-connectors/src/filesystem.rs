@@ -499,7 +499,16 @@ mod tests {
             partition_keys: Vec::new(),
         };
         let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, true)]));
-        let mut reader = open_source(&spec, schema, SubtaskInfo { index, parallelism }).unwrap();
+        let mut reader = open_source(
+            &spec,
+            schema,
+            SubtaskInfo {
+                index,
+                parallelism,
+                earlier_reads: 0,
+            },
+        )
+        .unwrap();
         assert!(reader.enable_checkpointing());
         reader
     }

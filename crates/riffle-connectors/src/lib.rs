@@ -262,6 +262,10 @@ pub struct SubtaskInfo {
     pub index: usize,
     /// Number of subtasks.
     pub parallelism: usize,
+    /// How many sources earlier in the job read the same table with the same options (0
+    /// unless sub-plan reuse is off): random generators mix it into their seed, so repeated
+    /// reads of a table differ, as Flink's unseeded ones do.
+    pub earlier_reads: usize,
 }
 
 /// Rows per batch sources aim for.

@@ -164,7 +164,11 @@ mod tests {
             let mut source = open_source(
                 &spec(options),
                 riffle_nexmark::nexmark_schema(),
-                SubtaskInfo { index, parallelism },
+                SubtaskInfo {
+                    index,
+                    parallelism,
+                    earlier_reads: 0,
+                },
             )?;
             while let Some(b) = source.next_batch()? {
                 rows += b.num_rows();

@@ -177,10 +177,12 @@ mod tests {
         let one = SubtaskInfo {
             index: 0,
             parallelism: 1,
+            earlier_reads: 0,
         };
         let second = SubtaskInfo {
             index: 1,
             parallelism: 2,
+            earlier_reads: 0,
         };
         assert_eq!(prefix("", one), "");
         assert_eq!(prefix("ident", one), "ident> ");

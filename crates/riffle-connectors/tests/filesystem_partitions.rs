@@ -69,6 +69,7 @@ fn rows(ids: &[i32], dts: &[Option<&str>], hrs: &[Option<i32>]) -> ChangeBatch {
 const SUBTASK: SubtaskInfo = SubtaskInfo {
     index: 0,
     parallelism: 1,
+    earlier_reads: 0,
 };
 
 /// Every visible file below `dir` (relative path) with its text.

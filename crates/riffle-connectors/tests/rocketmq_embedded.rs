@@ -19,6 +19,7 @@ use riffle_store::{Message, TopicConfig};
 const ONE: SubtaskInfo = SubtaskInfo {
     index: 0,
     parallelism: 1,
+    earlier_reads: 0,
 };
 
 fn spec(dir: &Path, topic: &str, extra: &[(&str, &str)]) -> ConnectorSpec {

@@ -45,13 +45,9 @@ pub fn reuse_sub_plans(graph: JobGraph) -> JobGraph {
             .map(|e| (canonical[e.from], e.input, &e.partitioning, e.changelog))
             .collect();
         // The serialized form is the operator's whole definition (its expressions as SQL).
-        let Ok(signature) = serde_json::to_string(&(
-            &op.kind,
-            op.parallelism,
-            &op.schema,
-            op.changelog,
-            inputs,
-        )) else {
+        let Ok(signature) =
+            serde_json::to_string(&(&op.kind, op.parallelism, &op.schema, op.changelog, inputs))
+        else {
             continue;
         };
         canonical[op.id] = *first_of.entry(signature).or_insert(op.id);

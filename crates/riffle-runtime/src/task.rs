@@ -239,10 +239,14 @@ pub fn build(
         for index in 0..op.parallelism {
             let receiver = op_receivers.next().flatten();
             let subtask = match unit {
-                Some(unit) if op.parallelism == 1 => unit.subtask,
+                Some(unit) if op.parallelism == 1 => SubtaskInfo {
+                    earlier_reads: earlier_reads(graph, op),
+                    ..unit.subtask
+                },
                 _ => SubtaskInfo {
                     index,
                     parallelism: op.parallelism,
+                    earlier_reads: earlier_reads(graph, op),
                 },
             };
             let task_id = TaskId {
@@ -398,6 +402,18 @@ pub fn build(
         }));
     }
     Ok(Job { tasks })
+}
+
+/// How many source operators before `op` read the same table with the same options (only
+/// when sub-plan reuse is off, which would otherwise have merged them).
+fn earlier_reads(graph: &JobGraph, op: &riffle_plan::Operator) -> usize {
+    let OperatorKind::Source { connector } = &op.kind else {
+        return 0;
+    };
+    graph.operators[..op.id]
+        .iter()
+        .filter(|o| matches!(&o.kind, OperatorKind::Source { connector: c } if c == connector))
+        .count()
 }
 
 /// Commits again the restored transactions sink subtask `task` (of `parallelism` now) takes:
