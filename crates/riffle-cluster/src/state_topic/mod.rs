@@ -169,7 +169,8 @@ impl StateTopic {
         let job_dir = root.join(job_id);
         let unit = self.unit.to_string();
         let (scan, files) = self.scan_newest(|n| {
-            authoritative || local_newest(&job_dir).is_none_or(|local| local < n)
+            authoritative
+                || crate::status::newest_checkpoint(&job_dir).is_none_or(|local| local < n)
         })?;
         if authoritative {
             remove_checkpoints_except(&job_dir, scan.newest.as_ref().map(|(n, _)| *n))?;
@@ -248,16 +249,6 @@ fn remove_checkpoints_except(job_dir: &Path, keep: Option<u64>) -> Result<(), Cl
         }
     }
     Ok(())
-}
-
-/// The newest completed checkpoint in a job's checkpoint directory.
-fn local_newest(job_dir: &Path) -> Option<u64> {
-    std::fs::read_dir(job_dir)
-        .ok()?
-        .flatten()
-        .filter(|e| e.path().join("_metadata").is_file())
-        .filter_map(|e| e.file_name().to_str()?.strip_prefix("chk-")?.parse().ok())
-        .max()
 }
 
 /// Every file under `dir` (recursively), as (relative path with `/`, full path), sorted.
