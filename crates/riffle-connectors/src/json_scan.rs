@@ -124,10 +124,7 @@ impl SlotTree {
     /// first, as records usually list their members in the schema's order.
     fn find(&self, level: usize, name: &str, hint: &mut usize) -> Option<usize> {
         let fields = &self.levels.get(level)?.fields;
-        let found = match fields.get(*hint) {
-            Some(f) if f.name == name => Some(*hint),
-            _ => fields.iter().position(|f| f.name == name),
-        };
+        let found = position_from_hint(fields.len(), |i| &fields[i].name, *hint, name);
         if let Some(i) = found {
             *hint = i + 1;
         }
@@ -206,16 +203,25 @@ pub fn scan_record(record: &str, tree: &SlotTree, spans: &mut Vec<Span>) -> bool
 pub fn field_slots(fields: &Fields) -> impl Fn(&str) -> Option<usize> + '_ {
     let next = Cell::new(0);
     move |name| {
-        let guess = next.get();
-        let found = match fields.get(guess) {
-            Some(f) if f.name() == name => Some(guess),
-            _ => fields.iter().position(|f| f.name() == name),
-        };
+        let found = position_from_hint(fields.len(), |i| fields[i].name(), next.get(), name);
         if let Some(i) = found {
             next.set(i + 1);
         }
         found
     }
+}
+
+/// The position of `name` among `len` names (`name_at`), trying `hint` first.
+fn position_from_hint<'n>(
+    len: usize,
+    name_at: impl Fn(usize) -> &'n str,
+    hint: usize,
+    name: &str,
+) -> Option<usize> {
+    if hint < len && name_at(hint) == name {
+        return Some(hint);
+    }
+    (0..len).find(|&i| name_at(i) == name)
 }
 
 /// Slots kept on the stack by [`slots_for`]; wider objects use the heap.

@@ -236,17 +236,18 @@ pub fn build(
     for op in ops {
         let schema = operators::runtime_schema(&op.schema)?;
         let mut op_receivers = std::mem::take(&mut receivers[op.id]).into_iter();
+        let earlier_reads = earlier_reads(graph, op);
         for index in 0..op.parallelism {
             let receiver = op_receivers.next().flatten();
             let subtask = match unit {
                 Some(unit) if op.parallelism == 1 => SubtaskInfo {
-                    earlier_reads: earlier_reads(graph, op),
+                    earlier_reads,
                     ..unit.subtask
                 },
                 _ => SubtaskInfo {
                     index,
                     parallelism: op.parallelism,
-                    earlier_reads: earlier_reads(graph, op),
+                    earlier_reads,
                 },
             };
             let task_id = TaskId {
