@@ -37,6 +37,18 @@ const NOT_ANALYSIS: &[(&str, &str)] = &[
         "planner: Flink's ChangelogNormalize for duplicate CDC events needs the source's primary key",
     ),
     (
+        "errors/proctime_window_dedup",
+        "planner: Flink's window deduplication translation rejects processing time",
+    ),
+    (
+        "errors/proctime_window_join",
+        "planner: Flink's window join translation rejects processing time",
+    ),
+    (
+        "errors/proctime_window_topn",
+        "planner: Flink's window Top-N translation rejects processing time",
+    ),
+    (
         "errors/match_recognize_all_rows_per_match_rejected",
         "planner: Flink's MATCH_RECOGNIZE translation rejects all rows per match",
     ),

@@ -54,8 +54,14 @@ pub fn describe(op: &Operator) -> String {
         OperatorKind::WindowAssign {
             window,
             time_column,
+            processing_time,
         } => {
-            format!("WindowAssign(window=[{window:?}], time_col=[{time_column}])")
+            let time = if *processing_time {
+                "proctime"
+            } else {
+                "time_col"
+            };
+            format!("WindowAssign(window=[{window:?}], {time}=[{time_column}])")
         }
         OperatorKind::WindowAggregate {
             keys,

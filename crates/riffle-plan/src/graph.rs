@@ -206,6 +206,12 @@ pub enum OperatorKind {
         window: WindowSpec,
         /// Index of the time attribute column the windows are computed from.
         time_column: usize,
+        /// The time attribute is processing time (`PROCTIME()`): rows are assigned to the
+        /// windows of the wall clock when they pass, the input's watermarks are replaced by the
+        /// wall clock's, and windows still open when the input ends never fire (as in Flink,
+        /// whose pending processing-time timers are dropped at the end of bounded input).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        processing_time: bool,
     },
     /// Aggregates per key and window; emits each window's rows once the watermark passes its end
     /// and drops rows whose window has already fired.

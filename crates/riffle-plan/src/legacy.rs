@@ -206,7 +206,7 @@ fn rewrite_select(select: &mut Select) -> Result<(), String> {
     keys.insert(position + 1, Expr::Identifier(Ident::new("window_end")));
     // Window property functions become the TVF's columns.
     let mut error = None;
-    let mut uses_rowtime = false;
+    let mut uses_time = false;
     let mut replace = |expr: &mut Expr| {
         if let Expr::Function(f) = expr {
             let name = function_name(f);
@@ -215,12 +215,14 @@ fn rewrite_select(select: &mut Select) -> Result<(), String> {
                     let column = match property {
                         "START" => "window_start",
                         "END" => "window_end",
-                        "ROWTIME" => {
-                            uses_rowtime = true;
+                        // The window's time attribute: event time, or processing time for
+                        // a window on a PROCTIME() column.
+                        "ROWTIME" | "PROCTIME" => {
+                            uses_time = true;
                             "window_time"
                         }
                         _ => {
-                            error = Some(format!("{name} (processing-time window properties)"));
+                            error = Some(format!("{name} (unknown window property)"));
                             return ControlFlow::<()>::Continue(());
                         }
                     };
@@ -242,10 +244,10 @@ fn rewrite_select(select: &mut Select) -> Result<(), String> {
     if let Some(e) = error {
         return Err(e);
     }
-    if uses_rowtime {
+    if uses_time {
         // `window_time` is determined by the window; grouping by it too lets it be selected.
         if kind == "SESSION" {
-            return Err("SESSION_ROWTIME".into());
+            return Err("SESSION_ROWTIME / SESSION_PROCTIME".into());
         }
         if let GroupByExpr::Expressions(keys, _) = &mut select.group_by {
             keys.insert(position + 2, Expr::Identifier(Ident::new("window_time")));

@@ -29,7 +29,7 @@ pub mod types;
 pub mod udf;
 pub mod window;
 
-pub use functions::{decimal_of_double, double_of_decimal, LocalZone};
+pub use functions::{decimal_of_double, double_of_decimal, now_ms, LocalZone};
 pub use graph::{
     arrow_schema, join_fields, AggregateCall, AggregateFunction, ChangelogMode, ConnectorSpec,
     Edge, Field, JobGraph, JoinSpec, JoinType, MetadataColumn, NamedExpr, Operator, OperatorId,

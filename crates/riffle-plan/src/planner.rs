@@ -1401,12 +1401,7 @@ impl FlinkRelations {
             let is_proctime = t.columns.iter().any(|c| {
                 c.name == column && matches!(&c.computed, Some(sql::Expr::Function(f)) if f.name.to_string().eq_ignore_ascii_case("PROCTIME"))
             });
-            if is_proctime {
-                return datafusion::common::not_impl_err!(
-                    "unsupported feature: processing-time windows"
-                );
-            }
-            if !is_rowtime {
+            if !is_rowtime && !is_proctime {
                 return datafusion::common::plan_err!(
                     "The window function requires the timecol is a time attribute type, but is {}.",
                     t.columns
@@ -1543,12 +1538,24 @@ const LOCAL_WINDOWS: &str =
 impl GraphBuilder<'_> {
     /// True when `plan` holds a window TVF with [local bounds](Self::local_bounds).
     fn has_local_windows(&self, plan: &LogicalPlan) -> bool {
+        self.has_window(plan, |tvf| self.local_bounds(tvf))
+    }
+
+    /// Whether `plan` holds a window TVF over a processing-time attribute.
+    fn has_processing_time_windows(&self, plan: &LogicalPlan) -> bool {
+        self.has_window(plan, |tvf| {
+            rank_plan::is_proctime(self.catalog, &tvf.input, tvf.time_column)
+        })
+    }
+
+    /// Whether `plan` holds a window TVF for which `test` holds.
+    fn has_window(&self, plan: &LogicalPlan, test: impl Fn(&WindowTvfNode) -> bool) -> bool {
         use datafusion::common::tree_node::TreeNodeRecursion;
         let mut found = false;
         let _ = plan.apply(|node| {
             if let LogicalPlan::Extension(ext) = node {
                 if let Some(tvf) = ext.node.as_any().downcast_ref::<WindowTvfNode>() {
-                    found |= self.local_bounds(tvf);
+                    found |= test(tvf);
                 }
             }
             Ok(if found {
@@ -1853,7 +1860,9 @@ impl GraphBuilder<'_> {
                         }
                         let mut schema = input.fields.clone();
                         let time_field = &input.fields[tvf.time_column];
-                        if !time_field.rowtime {
+                        let processing_time = !time_field.rowtime
+                            && rank_plan::is_proctime(self.catalog, &tvf.input, tvf.time_column);
+                        if !time_field.rowtime && !processing_time {
                             // E.g. the output of a regular join, which holds no time attribute.
                             return Err(plan_error(
                                 format!(
@@ -1880,12 +1889,15 @@ impl GraphBuilder<'_> {
                             &ArrowType::Timestamp(TimeUnit::Millisecond, tz),
                             false,
                         );
-                        window_time.rowtime = true;
+                        // A processing-time window's window_time is a processing-time
+                        // attribute, not an event-time one.
+                        window_time.rowtime = !processing_time;
                         schema.push(window_time);
                         Ok(self.add(
                             OperatorKind::WindowAssign {
                                 window: tvf.spec,
                                 time_column: tvf.time_column,
+                                processing_time,
                             },
                             self.parallelism,
                             schema,

@@ -160,6 +160,23 @@ pub fn assign_windows(spec: &WindowSpec, ts: i64, out: &mut Vec<(i64, i64)>) {
     }
 }
 
+/// The first instant after `ts` at which a window of `spec` ends (in the same time base as
+/// `ts`); `None` for SESSION, whose ends depend on the rows. Processing-time windows fire then.
+pub fn next_window_end(spec: &WindowSpec, ts: i64) -> Option<i64> {
+    // Window ends lie on a grid: its period and the phase of its points.
+    let (period, phase) = match *spec {
+        WindowSpec::Tumble { size, offset } => (size, offset),
+        WindowSpec::Hop {
+            slide,
+            size,
+            offset,
+        } => (slide, offset.wrapping_add(size)),
+        WindowSpec::Cumulate { step, offset, .. } => (step, offset),
+        WindowSpec::Session { .. } => return None,
+    };
+    window_start(ts, phase % period, period).checked_add(period)
+}
+
 /// Flink's `TimeWindow.getWindowStartWithOffset`.
 fn window_start(ts: i64, offset: i64, size: i64) -> i64 {
     let remainder = (ts - offset) % size;
@@ -175,6 +192,40 @@ mod tests {
     use super::*;
 
     const MIN: i64 = 60_000;
+
+    #[test]
+    fn the_next_window_end_is_the_first_end_after_the_instant() {
+        let tumble = WindowSpec::Tumble {
+            size: 10 * MIN,
+            offset: MIN,
+        };
+        assert_eq!(next_window_end(&tumble, 0), Some(MIN));
+        assert_eq!(next_window_end(&tumble, MIN), Some(11 * MIN));
+        assert_eq!(next_window_end(&tumble, -1), Some(MIN));
+        let hop = WindowSpec::Hop {
+            slide: 5 * MIN,
+            size: 10 * MIN,
+            offset: 0,
+        };
+        assert_eq!(next_window_end(&hop, 7 * MIN), Some(10 * MIN));
+        let cumulate = WindowSpec::Cumulate {
+            step: 2 * MIN,
+            size: 6 * MIN,
+            offset: 0,
+        };
+        assert_eq!(next_window_end(&cumulate, 7 * MIN), Some(8 * MIN));
+        // Every end assign_windows gives for an instant is at or after the next end.
+        let mut windows = Vec::new();
+        for spec in [tumble, hop, cumulate] {
+            for ts in [-3 * MIN, 0, 7 * MIN + 5, 59 * MIN] {
+                assign_windows(&spec, ts, &mut windows);
+                let next = next_window_end(&spec, ts).expect("grid");
+                assert!(windows.iter().all(|(_, end)| *end >= next), "{spec:?} {ts}");
+                assert!(windows.iter().any(|(_, end)| *end == next), "{spec:?} {ts}");
+            }
+        }
+        assert_eq!(next_window_end(&WindowSpec::Session { gap: MIN }, 0), None);
+    }
 
     #[test]
     fn tumble_hop_cumulate_assign_like_flink() {

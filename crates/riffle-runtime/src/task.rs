@@ -801,13 +801,23 @@ async fn run_operator(
         return output.broadcast(Message::End).await;
     }
     loop {
+        // Processing-time timers fire when due, whether or not rows keep arriving.
+        if let Some(at) = operator.processing_timer() {
+            let now = riffle_plan::now_ms();
+            if now >= at {
+                operator.processing_time(now, &mut emits)?;
+                flush(&mut emits, &mut output, &figures).await?;
+                continue;
+            }
+        }
         let (channel, message) = match alignment.next_released() {
             Some(m) => m,
-            None => match rx.recv().await {
-                Some(m) => m,
+            None => match receive(&mut rx, operator.processing_timer()).await {
+                Received::Message(m) => m,
+                Received::TimerDue => continue,
                 // All senders dropped without an end: upstream failed; the failure is
                 // reported there.
-                None => return Ok(()),
+                Received::Closed => return Ok(()),
             },
         };
         let Some(input) = channel_inputs.get(channel).copied() else {
@@ -860,6 +870,32 @@ async fn run_operator(
         }
         flush(&mut emits, &mut output, &figures).await?;
     }
+}
+
+/// What waiting for an operator's next input gave.
+enum Received {
+    /// A message arrived.
+    Message(Envelope),
+    /// The operator's processing-time timer is due.
+    TimerDue,
+    /// Every sender is gone.
+    Closed,
+}
+
+/// Waits for the next message, or until the processing-time timer `timer` (wall-clock
+/// milliseconds) is due.
+async fn receive(rx: &mut Receiver<Envelope>, timer: Option<i64>) -> Received {
+    let message = match timer {
+        None => rx.recv().await,
+        Some(at) => {
+            let wait = u64::try_from(at - riffle_plan::now_ms()).unwrap_or(0);
+            match tokio::time::timeout(Duration::from_millis(wait), rx.recv()).await {
+                Ok(message) => message,
+                Err(_) => return Received::TimerDue,
+            }
+        }
+    };
+    message.map_or(Received::Closed, Received::Message)
 }
 
 /// The watermark of input `input`: the minimum over its channels.

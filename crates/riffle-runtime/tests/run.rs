@@ -131,6 +131,66 @@ SELECT window_start, SUM(v) FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL 
     );
 }
 
+/// Runs an unbounded `sql` for `millis`, then stops it and returns the printed lines.
+fn run_for(sql: &str, millis: u64) -> Vec<String> {
+    let graph = riffle_plan::plan_sql(sql).unwrap_or_else(|d| panic!("{d:?}"));
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let stop = StopHandle::default();
+    let options = RunOptions {
+        print_target: PrintTarget::Capture(lines.clone()),
+        stop: stop.clone(),
+        job_id: None,
+        from_savepoint: None,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let result = runtime.block_on(async move {
+        let job = tokio::spawn(async move { riffle_runtime::run(&graph, options).await });
+        tokio::time::sleep(Duration::from_millis(millis)).await;
+        stop.stop();
+        tokio::time::timeout(Duration::from_secs(10), job).await
+    });
+    match result {
+        Ok(Ok(Ok(()))) => {}
+        other => panic!("job did not stop cleanly: {other:?}"),
+    }
+    let out = lines.lock().unwrap_or_else(|e| panic!("{e}")).clone();
+    out
+}
+
+#[test]
+fn processing_time_windows_fire_on_the_wall_clock() {
+    // Four rows a second for about three seconds, in one-second processing-time windows: the
+    // windows that end while the job runs fire on the clock, between rows, each exactly once.
+    let sql = "CREATE TABLE g (k INT, pt AS PROCTIME())
+WITH ('connector' = 'datagen', 'rows-per-second' = '4', 'fields.k.min' = '1', 'fields.k.max' = '1');
+SELECT k, COUNT(*), TIMESTAMPDIFF(SECOND, window_start, window_end), CAST(window_start AS STRING)
+FROM TABLE(TUMBLE(TABLE g, DESCRIPTOR(pt), INTERVAL '1' SECOND))
+GROUP BY k, window_start, window_end;";
+    let out = run_for(sql, 3_200);
+    assert!(out.len() >= 2, "windows fired on the clock: {out:?}");
+    let mut starts = std::collections::BTreeSet::new();
+    for line in &out {
+        let fields: Vec<&str> = line
+            .trim_start_matches("+I[")
+            .trim_end_matches(']')
+            .split(", ")
+            .collect();
+        assert!(line.starts_with("+I["), "{line}");
+        assert_eq!(fields.first(), Some(&"1"), "{line}");
+        let count: i64 = fields[1].parse().unwrap_or_else(|e| panic!("{line}: {e}"));
+        assert!((1..=8).contains(&count), "{line}");
+        assert_eq!(fields[2], "1", "one-second windows: {line}");
+        assert!(
+            starts.insert(fields[3].to_string()),
+            "a window fired twice: {out:?}"
+        );
+    }
+}
+
 #[test]
 fn print_sink_prefixes_and_datagen_sequences() {
     let sql = "CREATE TABLE g (id BIGINT, s STRING) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',

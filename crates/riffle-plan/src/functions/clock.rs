@@ -13,8 +13,8 @@ use crate::types::LTZ_TIME_ZONE;
 
 const MS_PER_DAY: i64 = 86_400_000;
 
-/// Milliseconds since the epoch, now.
-fn now_ms() -> i64 {
+/// Milliseconds since the epoch, now (the wall clock of processing time).
+pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)

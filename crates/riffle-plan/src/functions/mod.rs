@@ -33,6 +33,7 @@ mod zone;
 
 pub use aggregate::tag_cast_arguments;
 pub use cast::{flink_casts, is_supported_cast, FLINK_TYPE_KEY};
+pub use clock::now_ms;
 pub use collection::syntax::rewrite_collections;
 pub use convert::{decimal_of_double, double_of_decimal};
 pub use decimal::decimal_division;

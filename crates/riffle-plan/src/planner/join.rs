@@ -509,6 +509,14 @@ impl GraphBuilder<'_> {
             }
         }
         if let (true, Some(end_key)) = (start, end_key) {
+            if self.has_processing_time_windows(&join.left)
+                || self.has_processing_time_windows(&join.right)
+            {
+                return Err(plan_error(
+                    "Processing time Window Join is not supported yet.",
+                    self.span,
+                ));
+            }
             if self.has_local_windows(&join.left) || self.has_local_windows(&join.right) {
                 return Err(unsupported(super::LOCAL_WINDOWS, self.span));
             }

@@ -119,6 +119,18 @@ impl GraphBuilder<'_> {
             (Some(_), _) if !insert_only => {
                 return Err(unsupported("window Top-N over an updating stream", span))
             }
+            (Some(_), key) if self.has_processing_time_windows(&w.input) => {
+                // Flink plans a first row by a time attribute as a window deduplication.
+                let what = if first_only && key.is_some_and(|(_, rowtime, proc)| rowtime || proc) {
+                    "Deduplication"
+                } else {
+                    "TopN"
+                };
+                return Err(plan_error(
+                    format!("Processing time Window {what} is not supported yet."),
+                    span,
+                ));
+            }
             (Some(_), _) if self.has_local_windows(&w.input) => {
                 return Err(unsupported(super::LOCAL_WINDOWS, span))
             }

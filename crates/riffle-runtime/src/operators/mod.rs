@@ -97,6 +97,18 @@ pub trait StreamOperator: Send {
         Ok(())
     }
 
+    /// The wall-clock instant (milliseconds since the epoch) at which the operator next wants
+    /// [`Self::processing_time`] called, if any: operators on processing time act on the
+    /// clock also while no input arrives.
+    fn processing_timer(&self) -> Option<i64> {
+        None
+    }
+
+    /// Called once the wall clock (`now`) reached [`Self::processing_timer`].
+    fn processing_time(&mut self, _now: i64, _out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        Ok(())
+    }
+
     /// Why [`Self::snapshot`] and [`Self::restore`] cannot work for this operator (`None`:
     /// they work); a job with an operator that cannot be checkpointed is refused when
     /// checkpointing is on, with this reason.
@@ -196,6 +208,7 @@ pub fn create(
         OperatorKind::WindowAssign {
             window,
             time_column,
+            processing_time,
         } => {
             // Windows over a TIMESTAMP_LTZ time attribute are laid out in the session time zone.
             let ltz = matches!(
@@ -209,6 +222,7 @@ pub fn create(
                 schema,
                 windows: Vec::new(),
                 zone: (ltz && !zone.is_utc()).then_some(zone),
+                clock: processing_time.then(ProcessingClock::default),
             })
         }
         OperatorKind::WindowAggregate {
@@ -681,10 +695,64 @@ struct WindowAssign {
     /// zone other than UTC): start and end are local date-times, `window_time` the instant of
     /// the window's last local millisecond.
     zone: Option<LocalZone>,
+    /// Set for processing-time windows (see [`ProcessingClock`]).
+    clock: Option<ProcessingClock>,
+}
+
+/// The wall clock of a processing-time window assigner. Rows are assigned by the clock when
+/// they pass, and the input's (event-time) watermarks are replaced by the clock's: after each
+/// batch, and when a window ends while no rows arrive, the assigner emits `now - 1`, which
+/// fires the windows that ended, and no later row can belong to them. The final watermark of a
+/// bounded input is not passed on: windows still open then never fire, as in Flink.
+#[derive(Debug, Default)]
+struct ProcessingClock {
+    /// The last watermark emitted (`None`: none yet).
+    emitted: Option<i64>,
+}
+
+/// How often a processing-time SESSION assigner (whose window ends depend on the rows) moves
+/// its watermark while no rows arrive, in milliseconds.
+const SESSION_CLOCK_TICK_MS: i64 = 100;
+
+impl WindowAssign {
+    /// Emits the clock's watermark `now - 1` when it moved.
+    fn clock_watermark(&mut self, now: i64, out: &mut Vec<Emit>) {
+        if let Some(clock) = &mut self.clock {
+            let watermark = now - 1;
+            if clock.emitted.is_none_or(|e| watermark > e) {
+                clock.emitted = Some(watermark);
+                out.push(Emit::Watermark(watermark));
+            }
+        }
+    }
 }
 
 impl StreamOperator for WindowAssign {
     stateless!();
+
+    fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        // On processing time the clock's watermarks replace the input's.
+        if self.clock.is_none() {
+            out.push(Emit::Watermark(watermark));
+        }
+        Ok(())
+    }
+
+    fn processing_timer(&self) -> Option<i64> {
+        let emitted = self.clock.as_ref()?.emitted?;
+        let now = emitted + 1;
+        match self.zone {
+            Some(zone) => riffle_plan::window::next_window_end(&self.spec, zone.to_local(now))
+                .map(|end| zone.to_utc(end)),
+            None => riffle_plan::window::next_window_end(&self.spec, now),
+        }
+        .or(Some(now + SESSION_CLOCK_TICK_MS))
+    }
+
+    fn processing_time(&mut self, now: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        self.clock_watermark(now, out);
+        Ok(())
+    }
 
     fn process(
         &mut self,
@@ -696,14 +764,16 @@ impl StreamOperator for WindowAssign {
             return Err(RuntimeError::new("window time column out of range"));
         };
         let time = millis(time)?;
+        // Processing time: every row of the batch passes now.
+        let now = self.clock.as_ref().map(|_| riffle_plan::now_ms());
         let mut rows = Vec::new();
         let mut starts = Vec::new();
         let mut ends = Vec::new();
         for row in 0..batch.num_rows() {
-            if time.is_null(row) {
+            if now.is_none() && time.is_null(row) {
                 continue;
             }
-            let t = time.value(row);
+            let t = now.unwrap_or_else(|| time.value(row));
             let t = self.zone.map_or(t, |z| z.to_local(t));
             assign_windows(&self.spec, t, &mut self.windows);
             for (s, e) in &self.windows {
@@ -740,6 +810,9 @@ impl StreamOperator for WindowAssign {
         let options = RecordBatchOptions::new().with_row_count(Some(taken.num_rows()));
         let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
         out.push(Emit::Data(ChangeBatch::inserts(batch)));
+        if let Some(now) = now {
+            self.clock_watermark(now, out);
+        }
         Ok(())
     }
 }
@@ -996,6 +1069,65 @@ mod tests {
             })
             .collect();
         assert_eq!(columns, [vec![20, 30], vec![22, 33]]);
+    }
+
+    /// A processing-time assigner puts rows in the wall clock's window, replaces the input's
+    /// watermarks by the clock's, and asks to be woken when the current window ends.
+    #[test]
+    fn a_processing_time_assigner_follows_the_wall_clock() {
+        let ts = DataType::Timestamp(arrow::datatypes::TimeUnit::Millisecond, None);
+        let input = Arc::new(Schema::new(vec![ArrowField::new("pt", ts.clone(), true)]));
+        let schema = Arc::new(Schema::new(vec![
+            ArrowField::new("pt", ts.clone(), true),
+            ArrowField::new("window_start", ts.clone(), true),
+            ArrowField::new("window_end", ts.clone(), true),
+            ArrowField::new("window_time", ts, true),
+        ]));
+        let hour = 3_600_000;
+        let mut assign = WindowAssign {
+            spec: WindowSpec::Tumble {
+                size: hour,
+                offset: 0,
+            },
+            time_column: 0,
+            schema,
+            windows: Vec::new(),
+            zone: None,
+            clock: Some(ProcessingClock::default()),
+        };
+        assert_eq!(assign.processing_timer(), None, "no rows, no timer");
+        // The column's (stale) value does not matter: the clock assigns.
+        let batch = RecordBatch::try_new(
+            input,
+            vec![Arc::new(TimestampMillisecondArray::from(vec![
+                Some(0),
+                None,
+            ]))],
+        )
+        .unwrap();
+        let before = riffle_plan::now_ms();
+        let mut out = Vec::new();
+        assign
+            .process(0, ChangeBatch::inserts(batch), &mut out)
+            .unwrap();
+        let after = riffle_plan::now_ms();
+        let [Emit::Data(rows), Emit::Watermark(watermark)] = out.as_slice() else {
+            panic!("{out:?}");
+        };
+        assert_eq!(rows.batch.num_rows(), 2);
+        let starts = millis(rows.batch.column(1)).unwrap();
+        assert!(starts.value(0) > before - hour && starts.value(0) <= after);
+        assert!((before - 1..after).contains(watermark));
+        let end = starts.value(0) + hour;
+        assert_eq!(assign.processing_timer(), Some(end));
+        // Event-time watermarks of the input, the final one included, are not passed on.
+        let mut out = Vec::new();
+        assign.watermark(i64::MAX, &mut out).unwrap();
+        assert!(out.is_empty(), "{out:?}");
+        // The timer moves the clock's watermark to the window's last millisecond.
+        assign.processing_time(end, &mut out).unwrap();
+        assert!(matches!(out.as_slice(), [Emit::Watermark(w)] if *w == end - 1));
+        assert_eq!(assign.processing_timer(), Some(end + hour));
     }
 
     /// A job restored from a checkpoint taken after a source ended must still end its stream:
