@@ -7,6 +7,7 @@ use arrow::array::{
     Decimal128Builder, Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder,
     Int8Builder, ListArray, MapArray, StringBuilder, StructArray, Time32MillisecondBuilder,
     TimestampMicrosecondBuilder, TimestampMillisecondBuilder, TimestampNanosecondBuilder,
+    TimestampSecondBuilder,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{DataType, FieldRef, Fields, TimeUnit};
@@ -135,6 +136,8 @@ pub enum ColumnBuilder {
     Date(Date32Builder),
     /// TIME
     Time(Time32MillisecondBuilder),
+    /// TIMESTAMP(0) / TIMESTAMP_LTZ(0) in seconds
+    TimestampS(TimestampSecondBuilder, Option<Arc<str>>),
     /// TIMESTAMP(p) / TIMESTAMP_LTZ(p) in milliseconds
     TimestampMs(TimestampMillisecondBuilder, Option<Arc<str>>),
     /// TIMESTAMP(p) / TIMESTAMP_LTZ(p) in microseconds
@@ -212,6 +215,9 @@ impl ColumnBuilder {
             DataType::Date32 => ColumnBuilder::Date(Date32Builder::new()),
             DataType::Time32(TimeUnit::Millisecond) => {
                 ColumnBuilder::Time(Time32MillisecondBuilder::new())
+            }
+            DataType::Timestamp(TimeUnit::Second, tz) => {
+                ColumnBuilder::TimestampS(TimestampSecondBuilder::new(), tz.clone())
             }
             DataType::Timestamp(TimeUnit::Millisecond, tz) => {
                 ColumnBuilder::TimestampMs(TimestampMillisecondBuilder::new(), tz.clone())
@@ -436,6 +442,7 @@ impl ColumnBuilder {
             ColumnBuilder::Decimal(b, ..) => b.append_nulls(n),
             ColumnBuilder::Date(b) => b.append_nulls(n),
             ColumnBuilder::Time(b) => b.append_nulls(n),
+            ColumnBuilder::TimestampS(b, _) => b.append_nulls(n),
             ColumnBuilder::TimestampMs(b, _) => b.append_nulls(n),
             ColumnBuilder::TimestampUs(b, _) => b.append_nulls(n),
             ColumnBuilder::TimestampNs(b, _) => b.append_nulls(n),
@@ -463,6 +470,7 @@ impl ColumnBuilder {
             ColumnBuilder::Decimal(b, ..) => b.append_null(),
             ColumnBuilder::Date(b) => b.append_null(),
             ColumnBuilder::Time(b) => b.append_null(),
+            ColumnBuilder::TimestampS(b, _) => b.append_null(),
             ColumnBuilder::TimestampMs(b, _) => b.append_null(),
             ColumnBuilder::TimestampUs(b, _) => b.append_null(),
             ColumnBuilder::TimestampNs(b, _) => b.append_null(),
@@ -529,6 +537,17 @@ impl ColumnBuilder {
             },
             ColumnBuilder::Date(b) => b.append_value(parse_date(t)? as i32),
             ColumnBuilder::Time(b) => b.append_value((parse_time(t)? / 1_000_000) as i32),
+            ColumnBuilder::TimestampS(b, tz) => {
+                let nanos = parse_timestamp(t, style, tz.is_some())?;
+                // Flink keeps a fraction it reads into a TIMESTAMP(0) (its storage is in
+                // milliseconds); Riffle's is in seconds, so it refuses rather than truncate.
+                if nanos.rem_euclid(1_000_000_000) != 0 {
+                    return Err(format!(
+                        "unsupported feature: a fraction of a second in a TIMESTAMP(0) value (\"{t}\")"
+                    ));
+                }
+                b.append_value(nanos.div_euclid(1_000_000_000))
+            }
             ColumnBuilder::TimestampMs(b, tz) => {
                 b.append_value(parse_timestamp(t, style, tz.is_some())? / 1_000_000)
             }
@@ -563,6 +582,7 @@ impl ColumnBuilder {
             ),
             ColumnBuilder::Date(b) => Arc::new(b.finish()),
             ColumnBuilder::Time(b) => Arc::new(b.finish()),
+            ColumnBuilder::TimestampS(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
             ColumnBuilder::TimestampMs(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
             ColumnBuilder::TimestampUs(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
             ColumnBuilder::TimestampNs(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),

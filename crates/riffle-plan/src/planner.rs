@@ -507,6 +507,14 @@ impl Planner {
                     ))
                 }
             }
+            // Flink's rowtime attributes are TIMESTAMP(3) whatever precision up to 3 the column
+            // declares: a physical TIMESTAMP(0) rowtime is read, stored and typed in
+            // milliseconds.
+            if let (None, ArrowType::Timestamp(TimeUnit::Second, tz)) = (&col.computed, &col.arrow)
+            {
+                col.arrow = ArrowType::Timestamp(TimeUnit::Millisecond, tz.clone());
+                col.flink = flink_type(&col.arrow, col.nullable);
+            }
             col.rowtime = true;
             watermark = Some((idx, wm.expr.clone()));
         }
