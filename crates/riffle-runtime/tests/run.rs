@@ -6,13 +6,23 @@ use std::time::Duration;
 
 use riffle_runtime::{PrintTarget, RunOptions, StopHandle};
 
-/// Plans and runs `sql`, returning the printed lines.
-fn run(sql: &str) -> Result<Vec<String>, String> {
+/// A job of `sql` ready to run: its graph, options printing into `lines`, its stop handle and a
+/// runtime.
+struct Prepared {
+    graph: riffle_plan::JobGraph,
+    options: RunOptions,
+    lines: Arc<Mutex<Vec<String>>>,
+    stop: StopHandle,
+    runtime: tokio::runtime::Runtime,
+}
+
+fn prepare(sql: &str) -> Result<Prepared, String> {
     let graph = riffle_plan::plan_sql(sql).map_err(|d| format!("{d:?}"))?;
     let lines = Arc::new(Mutex::new(Vec::new()));
+    let stop = StopHandle::default();
     let options = RunOptions {
         print_target: PrintTarget::Capture(lines.clone()),
-        stop: StopHandle::default(),
+        stop: stop.clone(),
         job_id: None,
         from_savepoint: None,
     };
@@ -21,10 +31,23 @@ fn run(sql: &str) -> Result<Vec<String>, String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    runtime
+    Ok(Prepared {
+        graph,
+        options,
+        lines,
+        stop,
+        runtime,
+    })
+}
+
+/// Plans and runs `sql`, returning the printed lines.
+fn run(sql: &str) -> Result<Vec<String>, String> {
+    let job = prepare(sql)?;
+    let (graph, options) = (job.graph, job.options);
+    job.runtime
         .block_on(riffle_runtime::run(&graph, options))
         .map_err(|e| e.to_string())?;
-    let out = lines.lock().map_err(|e| e.to_string())?.clone();
+    let out = job.lines.lock().map_err(|e| e.to_string())?.clone();
     Ok(out)
 }
 
@@ -131,23 +154,12 @@ SELECT window_start, SUM(v) FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL 
     );
 }
 
-/// Runs an unbounded `sql` for `millis`, then stops it and returns the printed lines.
+/// Runs an unbounded `sql` for `millis`, then stops it and returns the printed lines; fails
+/// unless the job stops cleanly.
 fn run_for(sql: &str, millis: u64) -> Vec<String> {
-    let graph = riffle_plan::plan_sql(sql).unwrap_or_else(|d| panic!("{d:?}"));
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let stop = StopHandle::default();
-    let options = RunOptions {
-        print_target: PrintTarget::Capture(lines.clone()),
-        stop: stop.clone(),
-        job_id: None,
-        from_savepoint: None,
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let result = runtime.block_on(async move {
+    let job = prepare(sql).unwrap_or_else(|e| panic!("{e}"));
+    let (graph, options, stop) = (job.graph, job.options, job.stop);
+    let result = job.runtime.block_on(async move {
         let job = tokio::spawn(async move { riffle_runtime::run(&graph, options).await });
         tokio::time::sleep(Duration::from_millis(millis)).await;
         stop.stop();
@@ -157,7 +169,7 @@ fn run_for(sql: &str, millis: u64) -> Vec<String> {
         Ok(Ok(Ok(()))) => {}
         other => panic!("job did not stop cleanly: {other:?}"),
     }
-    let out = lines.lock().unwrap_or_else(|e| panic!("{e}")).clone();
+    let out = job.lines.lock().unwrap_or_else(|e| panic!("{e}")).clone();
     out
 }
 
@@ -225,29 +237,8 @@ fn an_unbounded_job_stops_on_request() {
     let sql = "CREATE TABLE g (id INT) WITH ('connector' = 'datagen', 'rows-per-second' = '100');
 CREATE TABLE b (id INT) WITH ('connector' = 'blackhole');
 INSERT INTO b SELECT id FROM g;";
-    let graph = riffle_plan::plan_sql(sql).unwrap_or_else(|d| panic!("{d:?}"));
-    let stop = StopHandle::default();
-    let options = RunOptions {
-        print_target: PrintTarget::Stdout,
-        stop: stop.clone(),
-        job_id: None,
-        from_savepoint: None,
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let result = runtime.block_on(async move {
-        let job = tokio::spawn(async move { riffle_runtime::run(&graph, options).await });
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        stop.stop();
-        tokio::time::timeout(Duration::from_secs(10), job).await
-    });
-    match result {
-        Ok(Ok(Ok(()))) => {}
-        other => panic!("job did not stop cleanly: {other:?}"),
-    }
+    // run_for fails unless the job stops cleanly within its timeout.
+    assert!(run_for(sql, 200).is_empty());
 }
 
 #[test]
