@@ -15,6 +15,7 @@
 // The RocketMQ client's futures are deeply nested types; proving them `Send` needs more room.
 #![recursion_limit = "256"]
 
+pub mod avro;
 pub mod blackhole;
 pub mod changelog;
 pub mod csv;

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use riffle_dialects::ConnectorSchema;
 use riffle_plan::ConnectorSpec;
 
+use crate::avro::AvroFormat;
 use crate::changelog::ChangelogFormat;
 use crate::csv::CsvOptions;
 use crate::options::Options;
@@ -91,6 +92,8 @@ pub enum BodyFormat {
     Changelog(ChangelogFormat),
     /// `raw`: the whole body is the table's single column.
     Raw(RawOptions),
+    /// `avro` or `avro-confluent`: a body is one Avro datum (framed with a registry id).
+    Avro(AvroFormat),
 }
 
 /// Where a source starts in each queue.
@@ -356,6 +359,10 @@ fn is_format_option(key: &str) -> bool {
     ["json.", "csv.", "raw.", "debezium-json.", "canal-json."]
         .iter()
         .any(|p| key.starts_with(p))
+        // The Avro formats' options, also with the `value.` prefix of Kafka-style tables.
+        || ["avro.", "avro-confluent."]
+            .iter()
+            .any(|p| key.strip_prefix("value.").unwrap_or(key).starts_with(p))
 }
 
 fn unknown_option(schema: &ConnectorSchema, table: &str, key: &str) -> ConnectorError {
@@ -524,13 +531,16 @@ impl Meanings<'_> {
         if name == crate::raw::NAME {
             return Ok(BodyFormat::Raw(RawOptions::from_options(options)?));
         }
+        if let Some(format) = AvroFormat::from_options(&name, self.table, options)? {
+            return Ok(BodyFormat::Avro(format));
+        }
         if let Some(format) = ChangelogFormat::from_options(&name, options)? {
             return Ok(BodyFormat::Changelog(format));
         }
         match TextFormat::from_options(&name, options)? {
             Some(format) => Ok(BodyFormat::Text(format)),
             None => Err(ConnectorError::new(format!(
-                "unsupported feature: format '{name}' of the rocketmq connector (table '{}'); supported: json, csv, raw, debezium-json, canal-json",
+                "unsupported feature: format '{name}' of the rocketmq connector (table '{}'); supported: json, csv, raw, avro, avro-confluent, debezium-json, canal-json",
                 self.table
             ))),
         }

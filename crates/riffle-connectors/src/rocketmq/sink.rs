@@ -28,6 +28,8 @@ use std::sync::Arc;
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::DataType;
 use riffle_plan::{ConnectorSpec, Field};
+
+use crate::avro::{arrow_fields, AvroEncoder};
 use riffle_store::{queue_for_key, CleanupPolicy, Message, StoreError, TopicConfig, Topics};
 
 use super::options::{normalize, BodyFormat, RocketMqOptions, Role};
@@ -215,6 +217,7 @@ enum BodyEncoder {
     Text(RowEncoder),
     Changelog(ChangelogEncoder),
     Raw(RawEncoder),
+    Avro(AvroEncoder),
 }
 
 fn body_encoder(
@@ -239,6 +242,20 @@ fn body_encoder(
                 &opts.table,
                 &columns,
                 *options,
+            )?))
+        }
+        BodyFormat::Avro(format) => {
+            let columns: Vec<(String, DataType, bool)> = body_columns
+                .iter()
+                .zip(types)
+                .map(|(i, t)| (fields[*i].name.clone(), t, fields[*i].nullable))
+                .collect();
+            Ok(BodyEncoder::Avro(AvroEncoder::new(
+                &opts.table,
+                &arrow_fields(&columns),
+                format,
+                // The subject Flink's Kafka tables default to.
+                &format!("{}-value", opts.topic),
             )?))
         }
         BodyFormat::Changelog(format) => Ok(BodyEncoder::Changelog(ChangelogEncoder::new(
@@ -347,7 +364,7 @@ impl RocketMqSink {
         keys
     }
 
-    fn body(&mut self, batch: &ChangeBatch, row: usize) -> Vec<u8> {
+    fn body(&mut self, batch: &ChangeBatch, row: usize) -> Result<Vec<u8>> {
         let columns: Vec<&dyn Array> = self
             .body_columns
             .iter()
@@ -357,17 +374,22 @@ impl RocketMqSink {
         match &mut self.body {
             // A NULL value is an empty body.
             BodyEncoder::Raw(encoder) => {
-                return columns
+                return Ok(columns
                     .first()
                     .and_then(|c| encoder.encode(*c, row))
-                    .unwrap_or_default()
+                    .unwrap_or_default())
+            }
+            BodyEncoder::Avro(encoder) => {
+                let mut body = Vec::new();
+                encoder.encode(&columns, row, &mut body)?;
+                return Ok(body);
             }
             BodyEncoder::Text(encoder) => encoder.encode(&columns, row, &mut self.text),
             BodyEncoder::Changelog(encoder) => {
                 encoder.encode(batch.kind(row), &columns, row, &mut self.text)
             }
         }
-        self.text.as_bytes().to_vec()
+        Ok(self.text.as_bytes().to_vec())
     }
 }
 
@@ -378,8 +400,8 @@ impl SinkWriter for RocketMqSink {
             let kind = batch.kind(row);
             let changelog = matches!(self.body, BodyEncoder::Changelog(_));
             let body = match (kind, self.upsert) {
-                _ if changelog => self.body(batch, row),
-                (RowKind::Insert, _) | (RowKind::UpdateAfter, true) => self.body(batch, row),
+                _ if changelog => self.body(batch, row)?,
+                (RowKind::Insert, _) | (RowKind::UpdateAfter, true) => self.body(batch, row)?,
                 (RowKind::UpdateBefore, true) => continue,
                 // A tombstone: the key without a body.
                 (RowKind::Delete, true) => Vec::new(),

@@ -22,6 +22,7 @@ use riffle_store::{StoredMessage, Topics};
 use super::metadata::{check_keys, MetadataBuilder};
 use super::options::{normalize, BodyFormat, RocketMqOptions, Role, StartupMode};
 use super::{open_topics, store_error};
+use crate::avro::AvroDecoder;
 use crate::changelog::ChangelogDecoder;
 use crate::options::Options;
 use crate::raw::RawDecoder;
@@ -157,6 +158,7 @@ enum Body {
     Text(RowDecoder),
     Changelog(ChangelogDecoder),
     Raw(RawDecoder),
+    Avro(AvroDecoder),
     Upsert(UpsertBody),
 }
 
@@ -285,6 +287,9 @@ impl Body {
             BodyFormat::Raw(options) => {
                 Body::Raw(RawDecoder::new(&opts.table, physical, *options)?)
             }
+            BodyFormat::Avro(format) => {
+                Body::Avro(AvroDecoder::new(&opts.table, physical, format)?)
+            }
         })
     }
 
@@ -303,6 +308,7 @@ impl Body {
                 Ok(1)
             }
             Body::Upsert(upsert) => upsert.decode(message, &location),
+            Body::Avro(decoder) => Ok(usize::from(decoder.decode(body, &location)?)),
             // An empty body is a tombstone (a deleted key): it holds no row.
             Body::Changelog(_) if body.is_empty() => Ok(0),
             Body::Changelog(decoder) => decoder.decode(&String::from_utf8_lossy(body), &location),
@@ -333,6 +339,7 @@ impl Body {
                 (changes.batch.columns().to_vec(), changes.kinds)
             }
             Body::Raw(decoder) => (decoder.flush()?.columns().to_vec(), None),
+            Body::Avro(decoder) => (decoder.flush()?.columns().to_vec(), None),
             Body::Upsert(upsert) => upsert.finish()?,
         })
     }
@@ -342,7 +349,7 @@ impl Body {
             Body::Text(decoder) => decoder.report_ignored(),
             Body::Changelog(decoder) => decoder.report_ignored(),
             Body::Upsert(upsert) => upsert.rows.report_ignored(),
-            Body::Raw(_) => {}
+            Body::Raw(_) | Body::Avro(_) => {}
         }
     }
 }

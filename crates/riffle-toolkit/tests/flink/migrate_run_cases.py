@@ -129,7 +129,7 @@ def source_table(t: flink.TableDef, job: str) -> tuple[flink.TableDef, str, str]
         opts = [("connector", "filesystem"), ("path", f"${{{t.name}}}"), ("format", "debezium-json")]
         return flink.TableDef(t.name, t.head, t.columns, t.middle, opts, t.like), t.name, upsert_events(t, job)
     if fmt == "avro-confluent":
-        raise NotComparable(f"`{t.name}` has format 'avro-confluent': its records name their schema in a Confluent schema registry (none is reachable here), and Riffle has no Avro format")
+        raise NotComparable(f"`{t.name}` has format 'avro-confluent': the Flink here has no flink-avro-confluent-registry jar nor a schema registry to read it with (Riffle runs it against a test registry: crates/riffle-cli/tests/avro_confluent_job.rs)")
     if fmt not in INPUT_EXTENSIONS:
         raise NotComparable(f"`{t.name}` has format '{fmt}', which a filesystem table cannot read here")
     opts = [("connector", "filesystem"), ("path", f"${{{t.name}}}"), ("format", fmt)]
