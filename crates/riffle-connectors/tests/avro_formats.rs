@@ -215,7 +215,7 @@ fn riffle_writes_the_bytes_fastavro_writes() {
         let bodies = messages(key);
         let mut decoder = AvroDecoder::new("t", schema.clone(), &format).unwrap();
         for body in &bodies {
-            assert!(decoder.decode(body, &|| "fixture".into()).unwrap());
+            assert!(decoder.decode(body, &|| "fixture".to_string()).unwrap());
         }
         let batch = decoder.flush().unwrap();
         let encoder = AvroEncoder::new("t", schema.fields(), &format, "unused").unwrap();
@@ -255,7 +255,7 @@ fn fastavro_reads_what_riffle_writes() {
     };
     let mut decoder = AvroDecoder::new("t", every_type(), &format).unwrap();
     for body in messages("every_type_bare") {
-        decoder.decode(&body, &|| "fixture".into()).unwrap();
+        decoder.decode(&body, &|| "fixture".to_string()).unwrap();
     }
     let batch = decoder.flush().unwrap();
     let encoder = AvroEncoder::new("t", every_type().fields(), &format, "unused").unwrap();
@@ -309,12 +309,12 @@ fn confluent_messages_resolve_their_writer_schemas_against_the_table() {
         (43, writers["43"].as_str().unwrap()),
     ]);
     let dir = tempfile::tempdir().unwrap();
-    produce(dir.path(), "payments.v2", &messages("payments_confluent"));
+    produce(dir.path(), "payments_v2", &messages("payments_confluent"));
     let options = [
         ("value.format", "avro-confluent"),
         ("value.avro-confluent.url", registry.url.as_str()),
     ];
-    let rows = read_all(&spec(dir.path(), "payments.v2", &options), payments());
+    let rows = read_all(&spec(dir.path(), "payments_v2", &options), payments());
     // v2 (id 43) has no `status`: the reader's default, NULL.
     let mut expected = PAYMENT_ROWS.map(str::to_string);
     expected[2] = expected[2].replace("SETTLED", "null");
@@ -366,7 +366,7 @@ fn a_sink_registers_its_schema_and_frames_rows_with_the_id() {
     };
     let mut decoder = AvroDecoder::new("t", payments(), &format).unwrap();
     for body in messages("payments_bare") {
-        decoder.decode(&body, &|| "fixture".into()).unwrap();
+        decoder.decode(&body, &|| "fixture".to_string()).unwrap();
     }
     let batch = decoder.flush().unwrap();
     let fields: Vec<Field> = payments()

@@ -168,7 +168,7 @@ pub fn encode(
             for i in 0..entries.len() {
                 texts.push(string_value(keys.as_ref(), i).ok_or("a NULL or non-string map key")?);
             }
-            let order = hash_map_order(&texts);
+            let order = java_map_order(&texts);
             write_long(out, order.len() as i64);
             for &i in &order {
                 write_bytes(out, texts[i].as_bytes());
@@ -185,7 +185,7 @@ pub fn encode(
 
 /// The order Flink's `HashMap` (sized for the entries) iterates `keys` in; later duplicates of
 /// a key replace the earlier value at its place.
-fn hash_map_order(keys: &[&str]) -> Vec<usize> {
+fn java_map_order(keys: &[&str]) -> Vec<usize> {
     use riffle_plan::java_hash::{hash_map_order, string_hash};
     let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut firsts = Vec::new();
@@ -200,7 +200,7 @@ fn hash_map_order(keys: &[&str]) -> Vec<usize> {
     hash_map_order(&hashes, capacity)
         .unwrap_or_else(|| (0..firsts.len()).collect())
         .into_iter()
-        .map(|i| last[keys[firsts[i]]])
+        .map(|i| last[&keys[firsts[i]]])
         .collect()
 }
 
@@ -276,8 +276,8 @@ mod tests {
     #[test]
     fn map_entries_follow_java_hash_map_order() {
         // "b" (98) and "a" (97) land in buckets 2 and 1 of a 4-slot table.
-        assert_eq!(hash_map_order(&["b", "a"]), vec![1, 0]);
+        assert_eq!(java_map_order(&["b", "a"]), vec![1, 0]);
         // A repeated key keeps its first place and its last value.
-        assert_eq!(hash_map_order(&["a", "a"]), vec![1]);
+        assert_eq!(java_map_order(&["a", "a"]), vec![1]);
     }
 }

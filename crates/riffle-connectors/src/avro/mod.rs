@@ -23,9 +23,7 @@ pub mod schema;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, Int16Array, Int8Array, ListArray, MapArray, StructArray,
-};
+use arrow::array::{Array, ArrayRef, AsArray, ListArray, MapArray, StructArray};
 use arrow::datatypes::{DataType, Field, FieldRef, Int32Type, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use arrow_avro::reader::{Decoder, ReaderBuilder};
@@ -349,7 +347,13 @@ impl AvroDecoder {
         let Some(writer) = self.active.and_then(|id| self.writers.get_mut(&id)) else {
             return Ok(());
         };
-        let Some(batch) = writer.decoder.flush()? else {
+        let flushed = writer.decoder.flush().map_err(|e| {
+            ConnectorError::new(format!(
+                "Failed to deserialize Avro records of table '{}': {e}",
+                self.table
+            ))
+        })?;
+        let Some(batch) = flushed else {
             return Ok(());
         };
         let columns = batch

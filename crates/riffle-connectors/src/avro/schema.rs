@@ -480,16 +480,14 @@ fn write_type(
     if nullable {
         out.push_str(r#"["null","#);
     }
-    let timestamp = |unit: &TimeUnit, local: bool| -> Result<String, String> {
+    let timestamp = |unit: &TimeUnit, local: bool| {
         let precision = match unit {
             TimeUnit::Second | TimeUnit::Millisecond => "millis",
             TimeUnit::Microsecond => "micros",
             TimeUnit::Nanosecond => "nanos",
         };
         let prefix = if local { "local-" } else { "" };
-        Ok(format!(
-            r#"{{"type":"long","logicalType":"{prefix}timestamp-{precision}"}}"#
-        ))
+        format!(r#"{{"type":"long","logicalType":"{prefix}timestamp-{precision}"}}"#)
     };
     let unsupported = || format!("Unsupported to derive Schema for type: {data_type}");
     match data_type {
@@ -515,7 +513,7 @@ fn write_type(
                         .into(),
                 );
             }
-            out.push_str(&timestamp(unit, !legacy)?);
+            out.push_str(&timestamp(unit, !legacy));
         }
         DataType::Timestamp(unit, Some(_)) => {
             if legacy {
@@ -524,7 +522,7 @@ fn write_type(
                     unsupported()
                 ));
             }
-            out.push_str(&timestamp(unit, false)?);
+            out.push_str(&timestamp(unit, false));
         }
         DataType::Struct(fields) => {
             let fields: Vec<Arc<Field>> = fields.iter().cloned().collect();

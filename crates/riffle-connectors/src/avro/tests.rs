@@ -79,7 +79,15 @@ fn the_derived_schema_follows_flinks_schema_converter() {
     ), "{text}");
     // Both Riffle's parser and arrow-avro take it.
     Schema::parse(&text).unwrap().record().unwrap();
-    AvroSchema::new(text).schema().unwrap();
+    let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id);
+    store
+        .set(Fingerprint::Id(1), AvroSchema::new(text.clone()))
+        .unwrap();
+    ReaderBuilder::new()
+        .with_reader_schema(AvroSchema::new(text))
+        .with_writer_schema_store(store)
+        .build_decoder()
+        .unwrap();
 }
 
 #[test]
