@@ -4,6 +4,8 @@
 //! test double, and its JSON sink topic gets the settled payments. (No real registry runs in CI,
 //! and no Flink with flink-avro is here to compare with: `migrate-run/NOT_COMPARABLE`.)
 
+// Shared with the connector's tests, which use all of it.
+#[allow(dead_code)]
 #[path = "../../riffle-connectors/tests/support/registry.rs"]
 mod registry;
 
@@ -69,10 +71,14 @@ fn the_migrated_avro_confluent_backfill_job_runs() {
     let migrated =
         std::fs::read_to_string(work.join("migrated/payments_avro_bounded_backfill.sql"))
             .expect("the migrated job");
-    assert!(
-        migrated.contains("'value.format' = 'avro-confluent'"),
-        "{migrated}"
-    );
+    // Kafka topic names become RocketMQ ones (no dots).
+    for kept in [
+        "'value.format' = 'avro-confluent'",
+        "'rocketmq.source.topic' = 'payments_v2'",
+        "'rocketmq.sink.topic' = 'payments_settled_json'",
+    ] {
+        assert!(migrated.contains(kept), "{kept} in\n{migrated}");
+    }
     // The job's registry is this test's.
     let sql = migrated.replace("http://schema-registry:8081", &registry.url);
     std::fs::write(work.join("job.sql"), &sql).expect("job file");
@@ -85,7 +91,7 @@ fn the_migrated_avro_confluent_backfill_job_runs() {
             queues: 1,
             ..TopicConfig::default()
         };
-        store.create_topic("payments.v2", config).expect("topic");
+        store.create_topic("payments_v2", config).expect("topic");
         let messages: Vec<Message> = fixtures["payments_confluent"]
             .as_array()
             .expect("messages")
@@ -93,7 +99,7 @@ fn the_migrated_avro_confluent_backfill_job_runs() {
             .map(|m| Message::new(hex(m.as_str().unwrap_or_default())))
             .collect();
         store
-            .append_batch("payments.v2", 0, &messages)
+            .append_batch("payments_v2", 0, &messages)
             .expect("append");
         store.flush().expect("flush");
     }
@@ -102,11 +108,11 @@ fn the_migrated_avro_confluent_backfill_job_runs() {
 
     let store = shared_store(&store_dir).expect("the embedded store");
     let queues = store
-        .topic_config("payments.settled.json")
+        .topic_config("payments_settled_json")
         .expect("the sink topic")
         .queues;
     let mut bodies: Vec<String> = (0..queues)
-        .flat_map(|q| store.read("payments.settled.json", q, 0, 100).expect("read"))
+        .flat_map(|q| store.read("payments_settled_json", q, 0, 100).expect("read"))
         .map(|m| String::from_utf8_lossy(&m.message.body).into_owned())
         .collect();
     bodies.sort();
