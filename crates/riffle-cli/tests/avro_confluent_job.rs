@@ -112,7 +112,11 @@ fn the_migrated_avro_confluent_backfill_job_runs() {
         .expect("the sink topic")
         .queues;
     let mut bodies: Vec<String> = (0..queues)
-        .flat_map(|q| store.read("payments_settled_json", q, 0, 100).expect("read"))
+        .flat_map(|q| {
+            store
+                .read("payments_settled_json", q, 0, 100)
+                .expect("read")
+        })
         .map(|m| String::from_utf8_lossy(&m.message.body).into_owned())
         .collect();
     bodies.sort();

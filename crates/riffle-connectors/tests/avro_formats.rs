@@ -347,13 +347,19 @@ fn unknown_ids_and_unreachable_registries_fail_naming_them() {
     };
     let err = read(&registry.url);
     assert!(err.contains("offset 0"), "{err}");
-    assert!(err.contains("HTTP 404") && err.contains("Schema 42 not found"), "{err}");
+    assert!(
+        err.contains("HTTP 404") && err.contains("Schema 42 not found"),
+        "{err}"
+    );
     // A port nobody listens on: bind one, then let it go.
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", free.local_addr().unwrap());
     drop(free);
     let err = read(&url);
-    assert!(err.contains(&format!("schema registry {url} is unreachable")), "{err}");
+    assert!(
+        err.contains(&format!("schema registry {url} is unreachable")),
+        "{err}"
+    );
 }
 
 #[test]

@@ -89,7 +89,10 @@ pub fn encode(
         }
         (Schema::Int(_), DataType::Time32(TimeUnit::Millisecond)) => write_long(
             out,
-            array.as_primitive::<Time32MillisecondType>().value(row).into(),
+            array
+                .as_primitive::<Time32MillisecondType>()
+                .value(row)
+                .into(),
         ),
         (Schema::Int(_), DataType::Time32(TimeUnit::Second)) => write_long(
             out,
@@ -108,18 +111,12 @@ pub fn encode(
             };
             write_long(out, value as i64);
         }
-        (Schema::Float, DataType::Float32) => out.extend_from_slice(
-            &array
-                .as_primitive::<Float32Type>()
-                .value(row)
-                .to_le_bytes(),
-        ),
-        (Schema::Double, DataType::Float64) => out.extend_from_slice(
-            &array
-                .as_primitive::<Float64Type>()
-                .value(row)
-                .to_le_bytes(),
-        ),
+        (Schema::Float, DataType::Float32) => {
+            out.extend_from_slice(&array.as_primitive::<Float32Type>().value(row).to_le_bytes())
+        }
+        (Schema::Double, DataType::Float64) => {
+            out.extend_from_slice(&array.as_primitive::<Float64Type>().value(row).to_le_bytes())
+        }
         (Schema::Double, DataType::Float32) => out.extend_from_slice(
             &f64::from(array.as_primitive::<Float32Type>().value(row)).to_le_bytes(),
         ),
@@ -147,8 +144,7 @@ pub fn encode(
         }
         (Schema::Record(record), DataType::Struct(_)) => {
             let row_array = array.as_struct();
-            let columns: Vec<&dyn Array> =
-                row_array.columns().iter().map(|c| c.as_ref()).collect();
+            let columns: Vec<&dyn Array> = row_array.columns().iter().map(|c| c.as_ref()).collect();
             encode_row(record, &columns, row, out)?;
         }
         (Schema::Array(items), DataType::List(_)) => {

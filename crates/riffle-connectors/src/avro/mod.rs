@@ -185,9 +185,8 @@ fn confluent_options(table: &str, options: &mut Options) -> Result<ConfluentOpti
             )))
         }
     };
-    let registry = Registry::new(url, auth).map_err(|e| {
-        ConnectorError::new(format!("table '{table}': {e}"))
-    })?;
+    let registry = Registry::new(url, auth)
+        .map_err(|e| ConnectorError::new(format!("table '{table}': {e}")))?;
     Ok(ConfluentOptions {
         registry: Arc::new(registry),
         subject: format_option(options, &key("subject")).map(str::to_string),
@@ -249,7 +248,11 @@ impl AvroDecoder {
         Ok(decoder)
     }
 
-    fn error(&self, location: &dyn Fn() -> String, message: impl std::fmt::Display) -> ConnectorError {
+    fn error(
+        &self,
+        location: &dyn Fn() -> String,
+        message: impl std::fmt::Display,
+    ) -> ConnectorError {
         ConnectorError::new(format!(
             "Failed to deserialize Avro record of table '{}' at {}: {message}",
             self.table,
@@ -373,9 +376,10 @@ impl AvroDecoder {
         let batches = std::mem::take(&mut self.done);
         match batches.len() {
             0 => Ok(RecordBatch::new_empty(self.target.clone())),
-            1 => Ok(batches.into_iter().next().unwrap_or_else(|| {
-                RecordBatch::new_empty(self.target.clone())
-            })),
+            1 => Ok(batches
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| RecordBatch::new_empty(self.target.clone()))),
             _ => Ok(arrow::compute::concat_batches(&self.target, &batches)?),
         }
     }
@@ -411,7 +415,10 @@ fn align_names(reader: &mut Value, writer: &Schema) {
                     return;
                 };
                 for field in fields {
-                    let name = field.get("name").and_then(Value::as_str).map(str::to_string);
+                    let name = field
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
                     let written = record.fields.iter().find(|(n, _)| Some(n) == name.as_ref());
                     if let (Some((_, schema)), Some(ty)) = (written, field.get_mut("type")) {
                         align_names(ty, schema);
@@ -533,9 +540,8 @@ impl AvroEncoder {
         if let Some(prefix) = &self.prefix {
             out.extend_from_slice(prefix);
         }
-        encode::encode_row(&self.record, columns, row, out).map_err(|e| {
-            ConnectorError::new(format!("Failed to serialize row as Avro: {e}"))
-        })
+        encode::encode_row(&self.record, columns, row, out)
+            .map_err(|e| ConnectorError::new(format!("Failed to serialize row as Avro: {e}")))
     }
 }
 

@@ -87,7 +87,10 @@ impl Registry {
         };
         let shown = match user_info {
             // Messages never show credentials.
-            Some(_) => format!("http://{}{path}", authority.rsplit_once('@').map_or(authority, |(_, h)| h)),
+            Some(_) => format!(
+                "http://{}{path}",
+                authority.rsplit_once('@').map_or(authority, |(_, h)| h)
+            ),
             None => url.to_string(),
         };
         Ok(Self {
@@ -216,8 +219,7 @@ fn parse_response(response: &[u8]) -> Option<(u16, String)> {
     for line in lines {
         let (name, value) = line.split_once(':')?;
         let (name, value) = (name.trim(), value.trim());
-        if name.eq_ignore_ascii_case("transfer-encoding") && value.eq_ignore_ascii_case("chunked")
-        {
+        if name.eq_ignore_ascii_case("transfer-encoding") && value.eq_ignore_ascii_case("chunked") {
             chunked = true;
         }
         if name.eq_ignore_ascii_case("content-length") {
@@ -264,8 +266,7 @@ fn percent_encode(text: &str) -> String {
 
 /// Standard base64 with padding (for basic authentication).
 fn base64(data: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in data.chunks(3) {
         let b = [

@@ -299,12 +299,14 @@ impl Parser {
                         self.define(object, namespace, schema.clone())?;
                         schema
                     }
-                    "array" => Schema::Array(Box::new(
-                        self.parse(object.get("items").ok_or("an array without items")?, namespace)?,
-                    )),
-                    "map" => Schema::Map(Box::new(
-                        self.parse(object.get("values").ok_or("a map without values")?, namespace)?,
-                    )),
+                    "array" => Schema::Array(Box::new(self.parse(
+                        object.get("items").ok_or("an array without items")?,
+                        namespace,
+                    )?)),
+                    "map" => Schema::Map(Box::new(self.parse(
+                        object.get("values").ok_or("a map without values")?,
+                        namespace,
+                    )?)),
                     "fixed" => {
                         let size = int_attr("size").ok_or("a fixed type without size")?;
                         let schema = Schema::Fixed(
@@ -545,8 +547,7 @@ fn write_type(
             let DataType::Struct(kv) = entries.data_type() else {
                 return Err(unsupported());
             };
-            if kv.len() != 2 || !matches!(kv[0].data_type(), DataType::Utf8 | DataType::Utf8View)
-            {
+            if kv.len() != 2 || !matches!(kv[0].data_type(), DataType::Utf8 | DataType::Utf8View) {
                 return Err(format!(
                     "Avro format doesn't support non-string as key type of map. The key type is: {}",
                     kv.first().map(|k| k.data_type().to_string()).unwrap_or_default()
@@ -596,7 +597,10 @@ mod tests {
         let mut trailing = datum.to_vec();
         trailing.extend([9, 9]);
         assert_eq!(schema.datum_len(&trailing), Ok(datum.len()));
-        assert!(schema.datum_len(&datum[..4]).unwrap_err().contains("truncated"));
+        assert!(schema
+            .datum_len(&datum[..4])
+            .unwrap_err()
+            .contains("truncated"));
         let mut bad_branch = datum.to_vec();
         bad_branch[0] = 4;
         assert!(schema.datum_len(&bad_branch).unwrap_err().contains("union"));

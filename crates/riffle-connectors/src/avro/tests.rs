@@ -1,9 +1,9 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array,
-    Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, ListArray, MapBuilder,
-    StringArray, StringBuilder, StructArray, Time32MillisecondArray, TimestampMillisecondArray,
+    ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array,
+    Int16Array, Int32Array, Int64Array, Int8Array, ListArray, MapBuilder, StringArray,
+    StringBuilder, StructArray, Time32MillisecondArray, TimestampMillisecondArray,
 };
 use arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema, TimeUnit};
 use arrow::record_batch::RecordBatch;
@@ -70,8 +70,8 @@ fn every_type() -> Arc<ArrowSchema> {
 #[test]
 fn the_derived_schema_follows_flinks_schema_converter() {
     let text = derive(every_type().fields(), true).unwrap();
-    let pretty = serde_json::to_string_pretty(&serde_json::from_str::<Value>(&text).unwrap())
-        .unwrap();
+    let pretty =
+        serde_json::to_string_pretty(&serde_json::from_str::<Value>(&text).unwrap()).unwrap();
     insta::assert_snapshot!(pretty);
     // The registered text is Avro's compact form: no spaces, attributes in Avro's order.
     assert!(text.starts_with(
@@ -206,7 +206,11 @@ fn every_type_batch() -> RecordBatch {
         Arc::new(Int8Array::from(vec![Some(-128), None, Some(127)])),
         Arc::new(Int16Array::from(vec![Some(-300), None, Some(32767)])),
         Arc::new(Int32Array::from(vec![Some(42), None, Some(i32::MIN)])),
-        Arc::new(Float32Array::from(vec![Some(1.5), None, Some(f32::INFINITY)])),
+        Arc::new(Float32Array::from(vec![
+            Some(1.5),
+            None,
+            Some(f32::INFINITY),
+        ])),
         Arc::new(Float64Array::from(vec![Some(-0.25), None, Some(1e300)])),
         Arc::new(StringArray::from(vec![Some("héllo"), None, Some("")])),
         Arc::new(BinaryArray::from(vec![
@@ -346,24 +350,43 @@ fn options_are_read_and_unsupported_ones_refused() {
     assert_eq!(read("avro", &[]).unwrap(), Some("avro"));
     assert_eq!(read("json", &[]).unwrap(), None);
     let err = read("avro", &[("avro.encoding", "json")]).unwrap_err();
-    assert!(err.message.contains("unsupported feature"), "{}", err.message);
+    assert!(
+        err.message.contains("unsupported feature"),
+        "{}",
+        err.message
+    );
     let err = read("avro-confluent", &[]).unwrap_err();
-    assert!(err.message.contains("avro-confluent.url"), "{}", err.message);
+    assert!(
+        err.message.contains("avro-confluent.url"),
+        "{}",
+        err.message
+    );
     let url = ("value.avro-confluent.url", "http://registry:8081");
-    assert_eq!(read("avro-confluent", &[url]).unwrap(), Some("avro-confluent"));
+    assert_eq!(
+        read("avro-confluent", &[url]).unwrap(),
+        Some("avro-confluent")
+    );
     let err = read(
         "avro-confluent",
         &[url, ("avro-confluent.ssl.truststore.location", "/x")],
     )
     .unwrap_err();
     assert!(
-        err.message.contains("avro-confluent.ssl.truststore.location"),
+        err.message
+            .contains("avro-confluent.ssl.truststore.location"),
         "{}",
         err.message
     );
     let err = read(
         "avro-confluent",
-        &[url, ("avro-confluent.bearer-auth.credentials-source", "OAUTHBEARER"), ("avro-confluent.bearer-auth.token", "x")],
+        &[
+            url,
+            (
+                "avro-confluent.bearer-auth.credentials-source",
+                "OAUTHBEARER",
+            ),
+            ("avro-confluent.bearer-auth.token", "x"),
+        ],
     )
     .unwrap_err();
     assert!(err.message.contains("OAUTHBEARER"), "{}", err.message);

@@ -126,7 +126,10 @@ fn answer(method: &str, path: &str, body: &[u8], state: &Mutex<State>) -> (&'sta
     };
     if let (Some(id), "GET") = (path.strip_prefix("/schemas/ids/"), method) {
         return match id.parse::<u32>().ok().and_then(|id| state.schemas.get(&id)) {
-            Some(schema) => ("200 OK", serde_json::json!({ "schema": schema }).to_string()),
+            Some(schema) => (
+                "200 OK",
+                serde_json::json!({ "schema": schema }).to_string(),
+            ),
             None => not_found(40403, format!("Schema {id} not found")),
         };
     }
