@@ -391,3 +391,52 @@ fn options_are_read_and_unsupported_ones_refused() {
     .unwrap_err();
     assert!(err.message.contains("OAUTHBEARER"), "{}", err.message);
 }
+
+#[test]
+fn the_new_timestamp_mapping_round_trips_micros_and_instants() {
+    let schema = Arc::new(ArrowSchema::new(vec![
+        nullable("ts6", DataType::Timestamp(TimeUnit::Microsecond, None)),
+        nullable(
+            "ltz3",
+            DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+        ),
+        nullable(
+            "ltz6",
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        ),
+    ]));
+    let micros = 1_586_937_605_123_456_i64;
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(arrow::array::TimestampMicrosecondArray::from(vec![
+                Some(micros),
+                Some(-1),
+                None,
+            ])),
+            Arc::new(
+                TimestampMillisecondArray::from(vec![Some(micros / 1000), None, Some(-1)])
+                    .with_timezone("UTC"),
+            ),
+            Arc::new(
+                arrow::array::TimestampMicrosecondArray::from(vec![None, Some(micros), Some(0)])
+                    .with_timezone("UTC"),
+            ),
+        ],
+    )
+    .unwrap();
+    let format = AvroFormat::Plain {
+        legacy_timestamps: false,
+    };
+    let encoder = AvroEncoder::new("t", schema.fields(), &format, "unused").unwrap();
+    let mut decoder = AvroDecoder::new("t", schema.clone(), &format).unwrap();
+    for body in encode_all(&encoder, &batch) {
+        decoder.decode(&body, &|| "here".to_string()).unwrap();
+    }
+    let decoded = decoder.flush().unwrap();
+    assert_eq!(decoded, batch);
+    assert_eq!(
+        printed(&decoded)[0],
+        "+I[2020-04-15T08:00:05.123456, 2020-04-15T08:00:05.123Z, null]"
+    );
+}
