@@ -36,9 +36,10 @@ use crate::ClusterError;
 pub const LEASE: Duration = Duration::from_secs(6);
 
 /// The message property holding an event's kind.
-const KIND: &str = "RIFFLE_COORD";
+pub(crate) const KIND: &str = "RIFFLE_COORD";
 const MEMBER: &str = "RIFFLE_MEMBER";
-const UNIT: &str = "RIFFLE_UNIT";
+/// The message property holding an event's unit.
+pub(crate) const UNIT: &str = "RIFFLE_UNIT";
 /// A claim's own id, by which its claimer recognises it.
 const CLAIM: &str = "RIFFLE_CLAIM";
 
@@ -48,6 +49,21 @@ const SEE_OWN_EVENT: Duration = Duration::from_secs(60);
 /// The coordination topic of job `job`.
 pub fn topic_name(job: &str) -> String {
     crate::stages::store_name(&format!("{job}--coord"))
+}
+
+/// Creates job `job`'s coordination topic (one queue) when it is missing; returns its name.
+pub(crate) fn create_topic(topics: &dyn Topics, job: &str) -> Result<String, ClusterError> {
+    let topic = topic_name(job);
+    let config = TopicConfig {
+        queues: 1,
+        ..TopicConfig::default()
+    };
+    match topics.create_topic(&topic, config) {
+        Ok(()) | Err(StoreError::TopicExists(_)) => Ok(topic),
+        Err(e) => Err(ClusterError::new(format!(
+            "cannot create the coordination topic '{topic}': {e}"
+        ))),
+    }
 }
 
 /// What the queue says so far.
@@ -142,19 +158,7 @@ impl CoordLog {
         job: &str,
         lease: Duration,
     ) -> Result<Arc<Self>, ClusterError> {
-        let topic = topic_name(job);
-        let config = TopicConfig {
-            queues: 1,
-            ..TopicConfig::default()
-        };
-        match topics.create_topic(&topic, config) {
-            Ok(()) | Err(StoreError::TopicExists(_)) => {}
-            Err(e) => {
-                return Err(ClusterError::new(format!(
-                    "cannot create the coordination topic '{topic}': {e}"
-                )))
-            }
-        }
+        let topic = create_topic(topics.as_ref(), job)?;
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos())

@@ -12,6 +12,7 @@ pub mod backend;
 pub mod codec;
 pub mod coord_log;
 pub mod coordination;
+pub mod job_checkpoint;
 pub mod membership;
 pub mod runner;
 pub mod shuffle;

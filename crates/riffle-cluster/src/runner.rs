@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 use crate::backend::TopicBackend;
 use crate::coord_log::{CoordLog, LogCoordination, LogGroup};
 use crate::coordination::{Coordination, FileCoordination, UnitGuard};
+use crate::job_checkpoint::{self, CheckpointLog, UnitCuts};
 use crate::membership::{Membership, Solo, StoreGroup};
 use crate::shuffle;
 use crate::stages::{split, StagePlan};
@@ -53,6 +54,8 @@ pub struct ClusterJob {
     coordination: Arc<dyn Coordination>,
     /// On a cluster: this process's membership in the job's coordination topic.
     log: Option<Arc<CoordLog>>,
+    /// The job-wide checkpoints (in the coordination topic, on either backend).
+    checkpoints: Arc<CheckpointLog>,
     /// The units this process runs now.
     running: std::sync::Mutex<Vec<UnitId>>,
 }
@@ -96,6 +99,13 @@ impl ClusterJob {
             None => None,
         }
         .unwrap_or_else(|| PathBuf::from(riffle_runtime::checkpoint::DEFAULT_DIR));
+        let interval = match graph.config.get(job_checkpoint::INTERVAL_OPTION) {
+            Some(text) => riffle_runtime::checkpoint::parse_duration(text).map_err(|e| {
+                ClusterError::new(format!("'{}': {e}", job_checkpoint::INTERVAL_OPTION))
+            })?,
+            None => job_checkpoint::DEFAULT_INTERVAL,
+        };
+        let checkpoints = CheckpointLog::open(topics.clone(), job, interval)?;
         let cluster_dir = checkpoint_root.join(format!("{}.cluster", plan.job));
         let (coordination, log): (Arc<dyn Coordination>, _) = match &plan.backend {
             TopicBackend::Embedded(_) => (Arc::new(FileCoordination::new(cluster_dir)), None),
@@ -112,6 +122,7 @@ impl ClusterJob {
             topics,
             coordination,
             log,
+            checkpoints,
             running: std::sync::Mutex::new(Vec::new()),
         };
         job.write_plan_file()?;
@@ -280,6 +291,26 @@ impl ClusterJob {
                 "unit {unit}: checkpoint {n} restored from its state topic"
             ));
         }
+        // The unit's newest cut of a job checkpoint moves with its checkpoints; recorded again
+        // in case the process that made it died before it recorded it.
+        let unit_job = unit.job_id(&self.plan.job);
+        let restored = crate::status::newest_checkpoint(&self.checkpoint_root.join(&unit_job))
+            .map(|n| {
+                job_checkpoint::read_cut(
+                    &self
+                        .checkpoint_root
+                        .join(&unit_job)
+                        .join(format!("chk-{n}")),
+                )
+            })
+            .transpose()?
+            .flatten();
+        if let Some(cut) = &restored {
+            self.checkpoints.record(unit, cut)?;
+        }
+        let cuts = UnitCuts::new(self.checkpoints.clone(), restored);
+        job_checkpoint::register(&unit_job, cuts.clone());
+        let hook_cuts = cuts.clone();
         let owner = self.coordination.clone();
         let hook: riffle_runtime::checkpoint::coordinator::CheckpointHook =
             Arc::new(move |n, dir| {
@@ -292,10 +323,15 @@ impl ClusterJob {
                         "unit {unit} {FENCED}: checkpoint {n} is not committed"
                     )));
                 }
-                state
-                    .publish(n, dir)
-                    .map(|_| ())
-                    .map_err(|e| riffle_runtime::RuntimeError::new(e.message))
+                let failed = |e: ClusterError| riffle_runtime::RuntimeError::new(e.message);
+                // The cut goes into the checkpoint, the checkpoint into the state topic, and
+                // only then is the cut recorded: a recorded cut can always be restored.
+                let cut = hook_cuts.write_into(n, dir).map_err(failed)?;
+                state.publish(n, dir).map_err(failed)?;
+                if let Some(cut) = cut {
+                    hook_cuts.record(unit, &cut).map_err(failed)?;
+                }
+                Ok(())
             });
         let coordination = self.coordination.clone();
         log(&format!("unit {unit} starts"));
@@ -310,9 +346,9 @@ impl ClusterJob {
                 },
                 on_checkpoint: Some(hook),
             };
-            riffle_runtime::run_as_subtask(&graph, options, subtask)
-                .await
-                .map_err(|e| ClusterError::new(format!("unit {unit}: {e}")))?;
+            let outcome = riffle_runtime::run_as_subtask(&graph, options, subtask).await;
+            job_checkpoint::unregister(&unit_job, &cuts);
+            outcome.map_err(|e| ClusterError::new(format!("unit {unit}: {e}")))?;
             if !unit_stop.is_stopped() {
                 coordination.mark_finished(unit)?;
                 log(&format!("unit {unit} finished"));
@@ -374,6 +410,10 @@ impl ClusterJob {
                 return Ok(());
             }
             let assignment = membership.assignment(&units)?;
+            // The first live member coordinates the job checkpoints; every member follows
+            // their announcements.
+            let coordinator = assignment.members.first().map(String::as_str) == Some(membership.name());
+            self.checkpoints.step(coordinator, &units, |u| self.coordination.is_finished(u))?;
             if last_mine.as_ref() != Some(&assignment.mine) {
                 let names: Vec<String> = assignment.mine.iter().map(UnitId::to_string).collect();
                 log(&format!(
@@ -497,7 +537,7 @@ async fn stop_all(running: &mut BTreeMap<UnitId, Running>) {
 }
 
 /// Progress lines on stderr when `RIFFLE_CLUSTER_LOG` is set.
-fn log(line: &str) {
+pub(crate) fn log(line: &str) {
     if std::env::var_os("RIFFLE_CLUSTER_LOG").is_some() {
         eprintln!("riffle: {line}");
     }

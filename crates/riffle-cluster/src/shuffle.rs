@@ -13,8 +13,15 @@
 //! latest marker of every producer unit and reports the minimum as its watermark; a batch ends
 //! at a marker that raises it, so rows and watermarks reach the operators in the order the
 //! producers emitted them. It ends when every producer's end marker arrived.
+//!
+//! Job-wide checkpoints ([`crate::job_checkpoint`]) add *cut markers*: a producer unit ends
+//! the transaction of its cut of job checkpoint `N` with the marker [`CUT_PROPERTY`] =
+//! `<producer>:<N>` in every queue; a consumer holds back the later messages of a producer
+//! whose marker arrived until every producer's did (alignment). Every message names its
+//! producer ([`PRODUCER_PROPERTY`]), so a consumer's position is, per producer, the offset
+//! before which it has processed that producer's messages.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,15 +34,19 @@ use riffle_connectors::{
     BATCH_SIZE,
 };
 use riffle_plan::{ConnectorSpec, Field};
-use riffle_store::{Message, Topics};
+use riffle_store::{Message, StoredMessage, Topics};
 
 use crate::codec::{DecodedRows, RowCodec};
+use crate::job_checkpoint::{self, InputCut, SourceCut, UnitCuts, CUT_PROPERTY};
 
 /// The connector name of shuffle topics in a unit's job graph (never written in SQL).
 pub const CONNECTOR: &str = "riffle-shuffle";
 
 /// The message property of a watermark marker: `<producer unit>:<watermark millis>`.
 pub const WATERMARK_PROPERTY: &str = "RIFFLE_WM";
+
+/// The message property naming the producer unit of a message of rows.
+pub const PRODUCER_PROPERTY: &str = "RIFFLE_P";
 
 /// Rows per message: keeps a message small whatever the batch size.
 const ROWS_PER_MESSAGE: usize = 1024;
@@ -107,6 +118,15 @@ pub mod options {
     /// Source: the consumer group whose offsets record what completed checkpoints consumed
     /// (for `riffle job status`).
     pub const GROUP: &str = "group";
+    /// `<job>.<stage>`: with the subtask index, the unit's job id, by which its connectors
+    /// find the unit's job checkpoint cuts ([`crate::job_checkpoint::for_unit`]).
+    pub const UNIT: &str = "unit";
+}
+
+/// The job checkpoint cuts of the unit a connector of `spec` belongs to.
+fn unit_cuts(spec: &ConnectorSpec, subtask: &SubtaskInfo) -> Option<Arc<UnitCuts>> {
+    let stage = spec.options.get(options::UNIT)?;
+    job_checkpoint::for_unit(&format!("{stage}-{}", subtask.index))
 }
 
 fn bad_option(key: &str, value: &str) -> ConnectorError {
@@ -158,6 +178,7 @@ fn open_sink(
         _ => None,
     };
     Ok(Box::new(ShuffleSink {
+        cuts: unit_cuts(spec, &subtask),
         codec: RowCodec::new(schema)?,
         store,
         topic,
@@ -188,6 +209,8 @@ pub struct ShuffleSink {
     transaction: Option<String>,
     /// The newest watermark written.
     watermark: i64,
+    /// The unit's job checkpoint cuts (a unit of a group job).
+    cuts: Option<Arc<UnitCuts>>,
 }
 
 impl ShuffleSink {
@@ -234,6 +257,42 @@ impl ShuffleSink {
     }
 }
 
+/// The cut marker of `producer` for job checkpoint `n`.
+fn cut_marker(producer: usize, n: u64) -> Message {
+    let mut m = Message::new(Vec::new());
+    m.properties
+        .insert(CUT_PROPERTY.to_string(), format!("{producer}:{n}"));
+    m
+}
+
+/// The producer and job checkpoint of a cut marker.
+fn parse_cut(message: &Message) -> Option<Result<(usize, u64)>> {
+    let text = message.properties.get(CUT_PROPERTY)?;
+    let parsed = text
+        .split_once(':')
+        .and_then(|(p, n)| Some((p.parse().ok()?, n.parse().ok()?)));
+    Some(parsed.ok_or_else(|| ConnectorError::new(format!("corrupted cut marker '{text}'"))))
+}
+
+/// The producer unit of a message: markers name it, rows carry [`PRODUCER_PROPERTY`].
+fn producer_of(message: &Message) -> Result<usize> {
+    if let Some(marker) = parse_marker(message) {
+        return marker.map(|(p, _)| p);
+    }
+    if let Some(cut) = parse_cut(message) {
+        return cut.map(|(p, _)| p);
+    }
+    message
+        .properties
+        .get(PRODUCER_PROPERTY)
+        .and_then(|p| p.parse().ok())
+        .ok_or_else(|| {
+            ConnectorError::new(
+                "a shuffle message without its producer (written by an older Riffle: start the job afresh under a new job id)",
+            )
+        })
+}
+
 fn marker(producer: usize, watermark: i64) -> Message {
     let mut m = Message::new(Vec::new());
     m.properties.insert(
@@ -257,10 +316,14 @@ impl SinkWriter for ShuffleSink {
         for (queue, rows) in self.queues_of(batch)?.into_iter().enumerate() {
             for chunk in rows.chunks(ROWS_PER_MESSAGE) {
                 let body = self.codec.encode(batch, chunk)?;
+                let mut message = Message::new(body);
+                message
+                    .properties
+                    .insert(PRODUCER_PROPERTY.to_string(), self.producer.to_string());
                 self.staged
                     .entry(queue as u32)
                     .or_default()
-                    .push(Message::new(body));
+                    .push(message);
             }
         }
         if self.transaction.is_none() {
@@ -317,6 +380,16 @@ impl SinkWriter for ShuffleSink {
         let Some(id) = &self.transaction else {
             return Ok(Vec::new());
         };
+        // The unit's cut of a job checkpoint: the marker closes what the producer wrote
+        // before it, in the same transaction.
+        if let Some(n) = self.cuts.as_ref().and_then(|c| c.decide(checkpoint)) {
+            for queue in 0..self.queues {
+                self.staged
+                    .entry(queue)
+                    .or_default()
+                    .push(cut_marker(self.producer, n));
+            }
+        }
         prepare_transaction(
             self.store.as_ref(),
             &format!("shuffle {}", self.topic),
@@ -356,6 +429,10 @@ fn open_source(
         .map_err(|e| store_error(&topic, e))?
         .min_offset;
     let group = option(spec, options::GROUP)?.to_string();
+    let cuts = unit_cuts(spec, &subtask).map(|c| {
+        let index = c.register_source();
+        (c, index)
+    });
     Ok(Box::new(ShuffleSource {
         group,
         snapshots: Vec::new(),
@@ -365,6 +442,11 @@ fn open_source(
         queue,
         next,
         producers: vec![i64::MIN; producers],
+        done: vec![next; producers],
+        held: vec![None; producers],
+        pending: VecDeque::new(),
+        stash: Vec::new(),
+        cuts,
         emitted: i64::MIN,
         rows: DecodedRows::default(),
     }))
@@ -375,7 +457,7 @@ pub struct ShuffleSource {
     store: Arc<dyn Topics>,
     topic: String,
     queue: u32,
-    /// Next offset to read.
+    /// Next offset to read from the queue.
     next: u64,
     /// The group committing the offsets of completed checkpoints.
     group: String,
@@ -383,10 +465,27 @@ pub struct ShuffleSource {
     snapshots: Vec<(u64, u64)>,
     /// The latest watermark of every producer unit.
     producers: Vec<i64>,
+    /// Per producer: its messages before this offset are processed.
+    done: Vec<u64>,
+    /// Per producer: the job checkpoint whose cut marker it is held at.
+    held: Vec<Option<u64>>,
+    /// Messages read and not processed yet, in queue order (released by a cut).
+    pending: VecDeque<StoredMessage>,
+    /// Messages of held producers, in queue order.
+    stash: Vec<StoredMessage>,
+    /// The unit's job checkpoint cuts and this source's index there.
+    cuts: Option<(Arc<UnitCuts>, usize)>,
     /// The watermark last reported.
     emitted: i64,
     codec: RowCodec,
     rows: DecodedRows,
+}
+
+/// What processing one message asks of the reading loop.
+enum Flow {
+    Continue,
+    /// Emit what was decoded (a watermark rose, or the source is aligned on a cut).
+    Pause,
 }
 
 impl ShuffleSource {
@@ -396,6 +495,118 @@ impl ShuffleSource {
 
     fn ended(&self) -> bool {
         self.watermark() == i64::MAX
+    }
+
+    /// The job checkpoint this source is aligned on: `Some(Some(n))` when every producer's cut
+    /// marker `n` arrived or it ended (and one is held), `Some(None)` when every producer
+    /// ended, `None` while some producer is neither.
+    fn alignment(&self) -> Result<Option<Option<u64>>> {
+        let mut n = None;
+        for (p, held) in self.held.iter().enumerate() {
+            match held {
+                Some(h) if n.is_some_and(|n| n != *h) => {
+                    return Err(ConnectorError::new(format!(
+                        "shuffle topic '{}': its producers cut different job checkpoints ({} and {h})",
+                        self.topic,
+                        n.unwrap_or_default()
+                    )))
+                }
+                Some(h) => n = Some(*h),
+                None if self.producers[p] == i64::MAX => {}
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(n))
+    }
+
+    /// Whether the source waits for the barrier of its unit's cut.
+    fn waiting_for_cut(&self) -> bool {
+        self.cuts.is_some() && self.held.iter().any(Option::is_some)
+    }
+
+    /// Tells the unit where this source stands.
+    fn report_cut(&self) -> Result<()> {
+        let Some((cuts, index)) = &self.cuts else {
+            return Ok(());
+        };
+        let cut = match self.alignment()? {
+            None => SourceCut::Reading,
+            Some(n) => SourceCut::Aligned {
+                n,
+                inputs: (0..self.producers.len())
+                    .map(|p| InputCut {
+                        topic: self.topic.clone(),
+                        queue: self.queue,
+                        producer: p,
+                        offset: self.done[p],
+                        ended: self.held[p].is_none(),
+                    })
+                    .collect(),
+            },
+        };
+        cuts.set_source(*index, cut);
+        Ok(())
+    }
+
+    /// Processes one message read from the queue.
+    fn process(&mut self, stored: StoredMessage) -> Result<Flow> {
+        let p = producer_of(&stored.message)?;
+        let done = *self.done.get(p).ok_or_else(|| {
+            ConnectorError::new(format!(
+                "shuffle topic '{}': a message of producer {p}, which does not exist",
+                self.topic
+            ))
+        })?;
+        // Processed before the checkpoint this source was restored from.
+        if stored.offset < done {
+            return Ok(Flow::Continue);
+        }
+        if self.held[p].is_some() {
+            self.stash.push(stored);
+            return Ok(Flow::Continue);
+        }
+        self.done[p] = stored.offset + 1;
+        if let Some(cut) = parse_cut(&stored.message) {
+            let (_, n) = cut?;
+            // Without a unit to cut (not run by a group), nothing would release it; an ended
+            // producer (its cut after its end) has nothing left to align.
+            if self.cuts.is_none() || self.producers[p] == i64::MAX {
+                return Ok(Flow::Continue);
+            }
+            self.held[p] = Some(n);
+            self.report_cut()?;
+            return Ok(if self.alignment()?.is_some() {
+                Flow::Pause
+            } else {
+                Flow::Continue
+            });
+        }
+        match parse_marker(&stored.message) {
+            Some(marker) => {
+                let (_, watermark) = marker?;
+                self.producers[p] = self.producers[p].max(watermark);
+                if watermark == i64::MAX {
+                    self.report_cut()?;
+                }
+                // The rows before the marker go out before the watermark it raises.
+                if self.watermark() > self.emitted {
+                    return Ok(Flow::Pause);
+                }
+            }
+            None => self
+                .codec
+                .decode(&stored.message.body, &mut self.rows)?,
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// The unit cut its job checkpoint: the held producers go on with what was held back.
+    fn release(&mut self) -> Result<()> {
+        self.held.iter_mut().for_each(|h| *h = None);
+        let mut pending: VecDeque<StoredMessage> = std::mem::take(&mut self.stash).into();
+        pending.append(&mut self.pending);
+        self.pending = pending;
+        self.report_cut()
     }
 }
 
@@ -412,32 +623,30 @@ impl SourceReader for ShuffleSource {
         }
         let mut idle = false;
         'read: while self.rows.len() < BATCH_SIZE && !self.ended() {
-            let messages = self
-                .store
-                .read(&self.topic, self.queue, self.next, READ_MESSAGES)
-                .map_err(|e| store_error(&self.topic, e))?;
-            if messages.is_empty() {
+            // Aligned: nothing more until the unit's barrier has taken the cut.
+            if self.waiting_for_cut() && self.alignment()?.is_some() {
                 idle = true;
                 break;
             }
-            for stored in &messages {
-                self.next = stored.offset + 1;
-                match parse_marker(&stored.message) {
-                    Some(marker) => {
-                        let (producer, watermark) = marker?;
-                        let slot = self.producers.get_mut(producer).ok_or_else(|| {
-                            ConnectorError::new(format!(
-                                "shuffle topic '{}': a marker of producer {producer}, which does not exist",
-                                self.topic
-                            ))
-                        })?;
-                        *slot = (*slot).max(watermark);
-                        // The rows before the marker go out before the watermark it raises.
-                        if self.watermark() > self.emitted {
-                            break 'read;
-                        }
-                    }
-                    None => self.codec.decode(&stored.message.body, &mut self.rows)?,
+            let batch: Vec<StoredMessage> = if self.pending.is_empty() {
+                let read = self
+                    .store
+                    .read(&self.topic, self.queue, self.next, READ_MESSAGES)
+                    .map_err(|e| store_error(&self.topic, e))?;
+                let Some(last) = read.last() else {
+                    idle = true;
+                    break;
+                };
+                self.next = last.offset + 1;
+                read
+            } else {
+                self.pending.drain(..).collect()
+            };
+            let mut messages = batch.into_iter();
+            while let Some(stored) = messages.next() {
+                if let Flow::Pause = self.process(stored)? {
+                    self.pending.extend(messages);
+                    break 'read;
                 }
             }
         }
@@ -471,7 +680,32 @@ impl SourceReader for ShuffleSource {
     }
 
     fn snapshot_position(&mut self, checkpoint: u64) -> Result<Vec<u8>> {
-        self.snapshots.push((checkpoint, self.next));
+        // This barrier is the unit's cut when every shuffle source of the unit is aligned:
+        // the position below is then exactly the cut, and the held messages follow it.
+        if let Some((cuts, _)) = &self.cuts {
+            let cut = cuts.decide(checkpoint);
+            if cut.is_some() && self.held.iter().any(|h| *h == cut) {
+                self.release()?;
+            }
+        }
+        // Per producer, the offset from which its messages are still to be processed: the
+        // first it has read and not processed, or the end of what was read.
+        let mut unprocessed = BTreeSet::new();
+        for stored in self.pending.iter().chain(&self.stash) {
+            unprocessed.insert(producer_of(&stored.message)?);
+        }
+        let from: Vec<u64> = (0..self.producers.len())
+            .map(|p| {
+                // A held producer's stays right after its cut marker: the cut's offset.
+                if unprocessed.contains(&p) || self.held[p].is_some() {
+                    self.done[p]
+                } else {
+                    self.done[p].max(self.next)
+                }
+            })
+            .collect();
+        let resume = from.iter().copied().min().unwrap_or(self.next);
+        self.snapshots.push((checkpoint, resume));
         let mut w = StateWriter::new();
         w.str(&self.topic);
         w.u64(u64::from(self.queue));
@@ -479,6 +713,10 @@ impl SourceReader for ShuffleSource {
         w.length(self.producers.len());
         for p in &self.producers {
             w.i64(*p);
+        }
+        for (p, from) in from.iter().enumerate() {
+            w.u64(*from);
+            w.u64(self.held[p].unwrap_or(0));
         }
         Ok(w.finish())
     }
@@ -494,7 +732,7 @@ impl SourceReader for ShuffleSource {
                 self.queue
             )));
         }
-        self.next = r.u64()?;
+        let next = r.u64()?;
         let n = r.length()?;
         if n != self.producers.len() {
             return Err(ConnectorError::new(format!(
@@ -505,6 +743,13 @@ impl SourceReader for ShuffleSource {
         for p in self.producers.iter_mut() {
             *p = r.i64()?;
         }
-        r.finish()
+        for p in 0..n {
+            self.done[p] = r.u64()?;
+            self.held[p] = Some(r.u64()?).filter(|h| *h > 0);
+        }
+        r.finish()?;
+        // Read again from the first message not processed; `done` skips the others.
+        self.next = self.done.iter().copied().min().unwrap_or(next);
+        self.report_cut()
     }
 }

@@ -96,6 +96,8 @@ pub struct JobStatus {
     pub units: Vec<UnitStatus>,
     /// State size per operator.
     pub state: Vec<OperatorState>,
+    /// The newest complete job-wide checkpoint ([`crate::job_checkpoint`]).
+    pub job_checkpoint: Option<u64>,
 }
 
 /// Reads the status of job `job` in group `group` whose checkpoints live under `root`: from
@@ -121,6 +123,7 @@ pub fn read(root: &Path, job: &str, group: &str) -> Result<JobStatus, ClusterErr
         .map_err(|e| ClusterError::new(format!("group '{group}': {e}")))?;
     let members: Vec<String> = infos.iter().map(|m| m.id.clone()).collect();
     let mut status = JobStatus::new(job, group, members);
+    status.job_checkpoint = newest_job_checkpoint(store.as_ref(), job)?;
     for unit in plan.units() {
         let finished = cluster.join(format!("{unit}.finished")).exists();
         let locked = std::fs::File::open(cluster.join(format!("{unit}.lock")))
@@ -171,6 +174,7 @@ pub fn read_cluster(namesrv: &str, job: &str, group: &str) -> Result<JobStatus, 
     })?;
     let topics: std::sync::Arc<dyn riffle_store::Topics> = topics;
     let mut status = JobStatus::new(job, group, seen.members.clone());
+    status.job_checkpoint = newest_job_checkpoint(topics.as_ref(), job)?;
     for unit in plan.units() {
         let checkpoint = StateTopic::new(topics.clone(), job, unit).newest_sizes()?;
         status.add_unit(
@@ -183,6 +187,15 @@ pub fn read_cluster(namesrv: &str, job: &str, group: &str) -> Result<JobStatus, 
         );
     }
     Ok(status)
+}
+
+/// The newest complete job checkpoint of job `job`, from its coordination topic.
+fn newest_job_checkpoint(
+    topics: &dyn riffle_store::Topics,
+    job: &str,
+) -> Result<Option<u64>, ClusterError> {
+    let seen = crate::job_checkpoint::read_all(topics, job)?;
+    Ok(Some(seen.complete).filter(|n| *n > 0))
 }
 
 impl PlanFile {
@@ -204,6 +217,7 @@ impl JobStatus {
             members,
             units: Vec::new(),
             state: Vec::new(),
+            job_checkpoint: None,
         }
     }
 
@@ -348,6 +362,12 @@ impl JobStatus {
                 .collect();
             let _ = writeln!(out, "  {m}  units {}", units.join(" "));
         }
+        let _ = writeln!(
+            out,
+            "job checkpoint: {}",
+            self.job_checkpoint
+                .map_or("none complete".to_string(), |n| format!("{n} complete"))
+        );
         let _ = writeln!(
             out,
             "\nUNIT   STATE     CHECKPOINT  INPUT QUEUE (consumed/end, lag)"

@@ -140,6 +140,7 @@ impl StagePlan {
             opts.insert("connector".to_string(), shuffle::CONNECTOR.to_string());
             opts.insert(options::TOPIC.to_string(), topic.to_string());
             self.backend.write_options(&mut opts);
+            opts.insert(options::UNIT.to_string(), format!("{}.{stage}", self.job));
             opts.insert(extra.0.to_string(), extra.1);
             ConnectorSpec {
                 table: format!("shuffle {topic}"),

@@ -102,7 +102,108 @@ fn checkpointed_job(sql: &str, job: &str, checkpoints: &Path) -> ClusterJob {
         "execution.checkpointing.dir".into(),
         checkpoints.display().to_string(),
     );
+    graph.config.insert(
+        riffle_cluster::job_checkpoint::INTERVAL_OPTION.into(),
+        "200 ms".into(),
+    );
     ClusterJob::new(&graph, job, PrintTarget::Stdout).expect("split")
+}
+
+/// The transaction (unit checkpoint) a shuffle message was committed in.
+fn transaction_of(message: &Message) -> u64 {
+    let txn = &message.properties[riffle_connectors::rocketmq::transaction::TRANSACTION_PROPERTY];
+    txn.rsplit('/').next().and_then(|n| n.parse().ok()).expect("transaction id")
+}
+
+/// The producer unit of a shuffle message.
+fn producer_of(message: &Message) -> usize {
+    let p = &message.properties;
+    let text = p
+        .get(riffle_cluster::shuffle::PRODUCER_PROPERTY)
+        .or_else(|| p.get(riffle_cluster::shuffle::WATERMARK_PROPERTY))
+        .or_else(|| p.get(riffle_cluster::job_checkpoint::CUT_PROPERTY))
+        .expect("a message naming its producer");
+    text.split(':').next().and_then(|p| p.parse().ok()).expect("producer")
+}
+
+/// Checks that every recorded job checkpoint of `cluster` is a consistent cut: for each
+/// consumer unit's cut of job checkpoint `N`, in every shuffle queue it reads, each producer's
+/// messages before the recorded offset are exactly those the producer committed up to its own
+/// cut of `N` — the offset is right after the producer's cut marker `N`, every message of the
+/// producer before it was committed in a checkpoint at or before the producer's cut, every
+/// one after it later. A producer that had ended has no rows after the offset. Returns the
+/// newest complete job checkpoint and how many (consumer, queue, producer) cuts were checked.
+fn assert_consistent_cuts(dir: &Path, cluster: &ClusterJob) -> (u64, usize) {
+    let s = store(dir);
+    let seen = riffle_cluster::job_checkpoint::read_all(s.as_ref(), &cluster.plan.job)
+        .expect("job checkpoints");
+    let mut checked = 0;
+    for (n, cuts) in &seen.cuts {
+        if *n <= seen.complete {
+            let units = cluster.plan.units();
+            assert!(
+                units
+                    .iter()
+                    .all(|u| cuts.contains_key(u) || cluster.is_finished(*u)),
+                "job checkpoint {n} completed without every unit: {cuts:?}"
+            );
+        }
+        for (consumer, cut) in cuts {
+            assert_eq!(cut.job_checkpoint, *n);
+            for input in &cut.inputs {
+                let shuffle = cluster
+                    .plan
+                    .shuffles
+                    .iter()
+                    .find(|sh| sh.topic == input.topic && sh.to_stage == consumer.stage)
+                    .expect("the input's shuffle");
+                let producer = riffle_cluster::UnitId {
+                    stage: shuffle.from_stage,
+                    unit: input.producer,
+                };
+                let messages: Vec<_> = s
+                    .read(&input.topic, input.queue, 0, 10_000_000)
+                    .expect("read shuffle queue")
+                    .into_iter()
+                    .filter(|m| producer_of(&m.message) == input.producer)
+                    .collect();
+                let what = format!("job checkpoint {n}: unit {consumer} reading {producer} in {}[{}] up to {}", input.topic, input.queue, input.offset);
+                if input.ended {
+                    assert!(
+                        messages.iter().all(|m| m.offset < input.offset
+                            || m.message.properties.contains_key(riffle_cluster::shuffle::WATERMARK_PROPERTY)
+                            || m.message.properties.contains_key(riffle_cluster::job_checkpoint::CUT_PROPERTY)),
+                        "{what}: rows of the ended producer after the cut"
+                    );
+                    checked += 1;
+                    continue;
+                }
+                let own = cuts
+                    .get(&producer)
+                    .unwrap_or_else(|| panic!("{what}: the producer did not record the cut"));
+                let marker = messages
+                    .iter()
+                    .find(|m| m.offset + 1 == input.offset)
+                    .unwrap_or_else(|| panic!("{what}: no message of the producer before the offset"));
+                assert_eq!(
+                    marker.message.properties.get(riffle_cluster::job_checkpoint::CUT_PROPERTY),
+                    Some(&format!("{}:{n}", input.producer)),
+                    "{what}: not the producer's cut marker"
+                );
+                assert_eq!(transaction_of(&marker.message), own.unit_checkpoint, "{what}");
+                for m in &messages {
+                    let txn = transaction_of(&m.message);
+                    if m.offset < input.offset {
+                        assert!(txn <= own.unit_checkpoint, "{what}: message {} of checkpoint {txn} is in the cut", m.offset);
+                    } else {
+                        assert!(txn > own.unit_checkpoint, "{what}: message {} of checkpoint {txn} is not in the cut", m.offset);
+                    }
+                }
+                checked += 1;
+            }
+        }
+    }
+    (seen.complete, checked)
 }
 
 fn run_units(sql: &str, job: &str, checkpoints: &Path) -> ClusterJob {
@@ -167,6 +268,7 @@ fn tumble_window_over_units_equals_the_single_run() {
     assert_eq!(units, vec![4, 3], "{:?}", cluster.plan);
     assert_eq!(cluster.plan.shuffles.len(), 1);
     assert_eq!(cluster.plan.shuffles[0].topic, "tumble-3-4-shuffle");
+    assert_consistent_cuts(dir.path(), &cluster);
     let single = contents(dir.path(), "single_out");
     assert!(single.len() > 50, "{}", single.len());
     assert_eq!(single, contents(dir.path(), "units_out"));
@@ -255,11 +357,12 @@ fn join_and_aggregation_over_units_equal_the_single_run() {
     produce(dir.path(), "jorders", 3, &orders);
     produce(dir.path(), "jcustomers", 2, &customers);
     run_single(&join_sql(dir.path(), "single_regions"));
-    run_units(
+    let cluster = run_units(
         &join_sql(dir.path(), "units_regions"),
         "join",
         &dir.path().join("checkpoints"),
     );
+    assert_consistent_cuts(dir.path(), &cluster);
     let single = upserted(dir.path(), "single_regions");
     assert_eq!(single.len(), 6);
     assert_eq!(single, upserted(dir.path(), "units_regions"));
@@ -407,6 +510,8 @@ fn units_move_between_members_exactly_once() {
         tokio::join!(run_a, run_b);
     });
     assert!(units.iter().all(|u| b.is_finished(*u)));
+    let (complete, checked) = assert_consistent_cuts(dir.path(), &b);
+    assert!(complete >= 1 && checked > 0, "{complete} complete, {checked} cuts checked");
     let single = upserted(dir.path(), "single_moves");
     assert_eq!(single.len(), 6);
     assert_eq!(single, upserted(dir.path(), "moved"));
