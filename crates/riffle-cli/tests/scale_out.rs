@@ -24,6 +24,7 @@ const CUSTOMERS: usize = 300;
 fn job(prefix: &str) -> String {
     format!(
         "SET 'execution.checkpointing.interval' = '300 ms';
+SET 'riffle.job-checkpoint.interval' = '1 s';
 SET 'parallelism.default' = '2';
 CREATE TABLE orders (order_id BIGINT, customer STRING, amount BIGINT) WITH (
   'connector' = 'rocketmq', 'rocketmq.source.topic' = 'orders',
@@ -272,6 +273,12 @@ fn three_processes_one_killed_one_joining_equal_the_plain_run() {
     // The survivors took the killed member's units over.
     assert!(logs.contains("of 2: units"), "{logs}");
     assert!(logs.contains("of 3: units"), "{logs}");
+    // Job-wide checkpoints went on through the kill.
+    let status = ok(dir, &["job", "status", "units", "--group", "g"]);
+    assert!(
+        status.contains("job checkpoint: ") && !status.contains("none complete"),
+        "{status}"
+    );
     assert_same(
         "per-region",
         &regions,

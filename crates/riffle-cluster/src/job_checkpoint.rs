@@ -27,7 +27,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -324,6 +324,8 @@ struct CutState {
 pub struct UnitCuts {
     log: Arc<CheckpointLog>,
     state: Mutex<CutState>,
+    /// Asks the unit's runtime for a checkpoint now.
+    now: Arc<AtomicBool>,
 }
 
 impl UnitCuts {
@@ -335,6 +337,7 @@ impl UnitCuts {
                 last,
                 ..CutState::default()
             }),
+            now: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -356,12 +359,42 @@ impl UnitCuts {
         if let Some(slot) = self.state().sources.get_mut(index) {
             *slot = cut;
         }
+        self.poke();
+    }
+
+    /// The cut the unit's next checkpoint would make: a unit without shuffle inputs cuts the
+    /// newest announced job checkpoint it has not cut yet; a unit with shuffle inputs cuts
+    /// when all its shuffle sources are aligned.
+    fn due(&self, s: &CutState) -> Option<(u64, Vec<InputCut>)> {
+        let done = s.last.as_ref().map_or(0, |c| c.job_checkpoint);
+        if s.sources.is_empty() {
+            let n = self.log.announced();
+            return (n > done).then(|| (n, Vec::new()));
+        }
+        let mut ns = BTreeSet::new();
+        let mut inputs = Vec::new();
+        for source in &s.sources {
+            match source {
+                SourceCut::Reading => return None,
+                SourceCut::Aligned { n, inputs: i } => {
+                    ns.extend(*n);
+                    inputs.extend(i.iter().cloned());
+                }
+            }
+        }
+        // Sources aligned on different job checkpoints cannot happen (a coordinator starts
+        // one only after the previous completed); such a unit never cuts, which leaves the
+        // job checkpoint incomplete rather than wrong.
+        if ns.len() != 1 {
+            return None;
+        }
+        let n = ns.into_iter().next().filter(|n| *n > done)?;
+        Some((n, inputs))
     }
 
     /// Whether the unit's checkpoint `checkpoint` is its cut of a job checkpoint, and of which:
     /// decided once per checkpoint, at its barrier (the first of its sources, sinks or hook to
-    /// ask). A unit without shuffle inputs cuts the newest announced job checkpoint it has not
-    /// cut yet; a unit with shuffle inputs cuts when all its shuffle sources are aligned.
+    /// ask).
     pub fn decide(&self, checkpoint: u64) -> Option<u64> {
         let mut s = self.state();
         if let Some((k, n)) = s.decided {
@@ -369,37 +402,7 @@ impl UnitCuts {
                 return n;
             }
         }
-        let done = s.last.as_ref().map_or(0, |c| c.job_checkpoint);
-        let mut cut = None;
-        if s.sources.is_empty() {
-            let n = self.log.announced();
-            if n > done {
-                cut = Some((n, Vec::new()));
-            }
-        } else {
-            let mut ns = BTreeSet::new();
-            let mut inputs = Vec::new();
-            let mut aligned = true;
-            for source in &s.sources {
-                match source {
-                    SourceCut::Reading => aligned = false,
-                    SourceCut::Aligned { n, inputs: i } => {
-                        ns.extend(*n);
-                        inputs.extend(i.iter().cloned());
-                    }
-                }
-            }
-            // Sources aligned on different job checkpoints cannot happen (a coordinator
-            // starts one only after the previous completed); such a unit never cuts, which
-            // leaves the job checkpoint incomplete rather than wrong.
-            if aligned && ns.len() == 1 {
-                let n = ns.into_iter().next().unwrap_or_default();
-                if n > done {
-                    cut = Some((n, inputs));
-                }
-            }
-        }
-        let n = cut.map(|(n, inputs)| {
+        let n = self.due(&s).map(|(n, inputs)| {
             s.last = Some(UnitCut {
                 job_checkpoint: n,
                 unit_checkpoint: checkpoint,
@@ -409,6 +412,20 @@ impl UnitCuts {
         });
         s.decided = Some((checkpoint, n));
         n
+    }
+
+    /// Asks the unit for a checkpoint now when it would be a cut: its aligned sources wait
+    /// for it, and a job checkpoint waits for every unit.
+    pub fn poke(&self) {
+        let s = self.state();
+        if self.due(&s).is_some() {
+            self.now.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// The flag by which the unit's runtime is asked for a checkpoint now.
+    pub fn checkpoint_now(&self) -> Arc<AtomicBool> {
+        self.now.clone()
     }
 
     /// The unit's newest cut.

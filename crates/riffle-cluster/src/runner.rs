@@ -69,6 +69,8 @@ const RESTART_DELAY: Duration = Duration::from_secs(2);
 /// A unit running in this process.
 struct Running {
     stop: StopHandle,
+    /// The unit's job checkpoint cuts.
+    cuts: Arc<UnitCuts>,
     task: JoinHandle<Result<(), ClusterError>>,
 }
 
@@ -334,6 +336,7 @@ impl ClusterJob {
                 Ok(())
             });
         let coordination = self.coordination.clone();
+        let task_cuts = cuts.clone();
         log(&format!("unit {unit} starts"));
         let task = tokio::spawn(async move {
             let _lock = lock;
@@ -345,9 +348,10 @@ impl ClusterJob {
                     earlier_reads: 0,
                 },
                 on_checkpoint: Some(hook),
+                checkpoint_now: Some(task_cuts.checkpoint_now()),
             };
             let outcome = riffle_runtime::run_as_subtask(&graph, options, subtask).await;
-            job_checkpoint::unregister(&unit_job, &cuts);
+            job_checkpoint::unregister(&unit_job, &task_cuts);
             outcome.map_err(|e| ClusterError::new(format!("unit {unit}: {e}")))?;
             if !unit_stop.is_stopped() {
                 coordination.mark_finished(unit)?;
@@ -357,7 +361,7 @@ impl ClusterJob {
             }
             Ok(())
         });
-        Ok(Running { stop, task })
+        Ok(Running { stop, cuts, task })
     }
 
     /// Runs this member's share of the units until every unit of the job has finished (or
@@ -413,7 +417,11 @@ impl ClusterJob {
             // The first live member coordinates the job checkpoints; every member follows
             // their announcements.
             let coordinator = assignment.members.first().map(String::as_str) == Some(membership.name());
-            self.checkpoints.step(coordinator, &units, |u| self.coordination.is_finished(u))?;
+            self.checkpoints
+                .step(coordinator, &units, |u| self.coordination.is_finished(u))?;
+            for r in running.values() {
+                r.cuts.poke();
+            }
             if last_mine.as_ref() != Some(&assignment.mine) {
                 let names: Vec<String> = assignment.mine.iter().map(UnitId::to_string).collect();
                 log(&format!(

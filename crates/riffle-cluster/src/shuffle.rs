@@ -381,8 +381,10 @@ impl SinkWriter for ShuffleSink {
             return Ok(Vec::new());
         };
         // The unit's cut of a job checkpoint: the marker closes what the producer wrote
-        // before it, in the same transaction.
-        if let Some(n) = self.cuts.as_ref().and_then(|c| c.decide(checkpoint)) {
+        // before it, in the same transaction. After its end marker a producer writes none:
+        // consumers take an ended producer as aligned, and may end before reading it.
+        let cut = self.cuts.as_ref().and_then(|c| c.decide(checkpoint));
+        if let Some(n) = cut.filter(|_| self.watermark < i64::MAX) {
             for queue in 0..self.queues {
                 self.staged
                     .entry(queue)

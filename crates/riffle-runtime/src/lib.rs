@@ -92,6 +92,8 @@ pub struct UnitOptions {
     pub subtask: riffle_connectors::SubtaskInfo,
     /// Called when a checkpoint is written, before its commits.
     pub on_checkpoint: Option<checkpoint::coordinator::CheckpointHook>,
+    /// Set to take a checkpoint now rather than at the end of the interval.
+    pub checkpoint_now: Option<Arc<AtomicBool>>,
 }
 
 /// Runs `graph`, whose operators each have one subtask, as subtask `unit.subtask` of a wider

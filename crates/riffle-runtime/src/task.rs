@@ -134,6 +134,7 @@ impl Checkpointing {
                 stop: stop.clone(),
                 metrics: metrics.clone(),
                 on_written: None,
+                checkpoint_now: None,
             },
             config,
             restored,
@@ -204,6 +205,7 @@ pub fn build(
         .transpose()?;
     if let (Some(c), Some(u)) = (checkpointing.as_mut(), unit) {
         c.coordinator.on_written = u.on_checkpoint.clone();
+        c.coordinator.checkpoint_now = u.checkpoint_now.clone();
     }
     // One receiver per subtask.
     let mut senders: Vec<Vec<Sender<Envelope>>> = Vec::with_capacity(ops.len());

@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc as std_mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -80,6 +81,9 @@ pub struct Coordinator {
     pub metrics: Arc<JobMetrics>,
     /// Runs after a checkpoint is written, before its commits.
     pub on_written: Option<CheckpointHook>,
+    /// Set by others to trigger a checkpoint now, before the interval has passed (a
+    /// scaled-out job's unit whose inputs are aligned on a job-wide checkpoint).
+    pub checkpoint_now: Option<Arc<AtomicBool>>,
 }
 
 /// A checkpoint being collected.
@@ -163,6 +167,13 @@ impl Coordinator {
         Ok(())
     }
 
+    /// Whether a checkpoint was asked for ([`Self::checkpoint_now`]); clears the request.
+    fn requested(&self) -> bool {
+        self.checkpoint_now
+            .as_ref()
+            .is_some_and(|r| r.swap(false, Ordering::SeqCst))
+    }
+
     /// Runs until every subtask has ended (or the job stops). Runs on its own thread, so
     /// that busy operator tasks never delay a checkpoint's trigger.
     pub fn run(mut self) -> Result<(), RuntimeError> {
@@ -177,13 +188,17 @@ impl Coordinator {
             if pending.is_none() && !finished && !stopped {
                 if all_exhausted {
                     pending = Some(self.trigger(true));
-                } else if Instant::now() >= due {
+                } else if Instant::now() >= due || self.requested() {
                     pending = Some(self.trigger(false));
                 }
             }
+            let poll = match self.checkpoint_now {
+                Some(_) => REQUEST_POLL,
+                None => STOP_POLL,
+            };
             let wait = match &pending {
                 Some(_) => STOP_POLL,
-                None => due.saturating_duration_since(Instant::now()).min(STOP_POLL),
+                None => due.saturating_duration_since(Instant::now()).min(poll),
             };
             let report = match self.reports.recv_timeout(wait) {
                 Ok(r) => r,
@@ -231,6 +246,9 @@ impl Coordinator {
 
 /// How often the coordinator looks for a stop request while it waits.
 const STOP_POLL: Duration = Duration::from_millis(100);
+
+/// How often the coordinator looks for [`Coordinator::checkpoint_now`] while it waits.
+const REQUEST_POLL: Duration = Duration::from_millis(10);
 
 /// Progress lines on stderr when `RIFFLE_CHECKPOINT_LOG` is set.
 fn log_enabled() -> bool {
