@@ -332,6 +332,10 @@ impl ClusterJob {
                 state.publish(n, dir).map_err(failed)?;
                 if let Some(cut) = cut {
                     hook_cuts.record(unit, &cut).map_err(failed)?;
+                    log(&format!(
+                        "unit {unit}: checkpoint {n} is its cut of job checkpoint {}",
+                        cut.job_checkpoint
+                    ));
                 }
                 Ok(())
             });
