@@ -24,7 +24,7 @@ const CUSTOMERS: usize = 300;
 fn job(prefix: &str) -> String {
     format!(
         "SET 'execution.checkpointing.interval' = '300 ms';
-SET 'riffle.job-checkpoint.interval' = '1 s';
+SET 'riffle.job-checkpoint.interval' = '500 ms';
 SET 'parallelism.default' = '2';
 CREATE TABLE orders (order_id BIGINT, customer STRING, amount BIGINT) WITH (
   'connector' = 'rocketmq', 'rocketmq.source.topic' = 'orders',

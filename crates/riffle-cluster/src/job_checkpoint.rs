@@ -245,6 +245,17 @@ impl CheckpointLog {
         self.append(UNIT, cut.job_checkpoint, Some(unit), body)
     }
 
+    /// Completes the announced job checkpoint once every unit of the job has finished: the
+    /// units' final checkpoints are its cut.
+    pub fn complete_finished(&self) -> Result<(), ClusterError> {
+        let (announced, complete) = self.refresh(|v| (v.announced, v.complete))?;
+        if announced > complete {
+            self.append(DONE, announced, None, Vec::new())?;
+            crate::runner::log(&format!("job checkpoint {announced} complete"));
+        }
+        Ok(())
+    }
+
     /// A member's step: reads what is new; as the `coordinator`, also completes the
     /// announced job checkpoint when every unit of `units` has recorded it or `finished` says
     /// it finished, else starts the next one when the interval has passed since the last

@@ -415,7 +415,7 @@ impl ClusterJob {
                 return Ok(());
             }
             if self.all_finished(&units)? {
-                return Ok(());
+                return self.checkpoints.complete_finished();
             }
             let assignment = membership.assignment(&units)?;
             // The first live member coordinates the job checkpoints; every member follows
