@@ -420,7 +420,8 @@ impl ClusterJob {
             let assignment = membership.assignment(&units)?;
             // The first live member coordinates the job checkpoints; every member follows
             // their announcements.
-            let coordinator = assignment.members.first().map(String::as_str) == Some(membership.name());
+            let coordinator =
+                assignment.members.first().map(String::as_str) == Some(membership.name());
             self.checkpoints
                 .step(coordinator, &units, |u| self.coordination.is_finished(u))?;
             for r in running.values() {

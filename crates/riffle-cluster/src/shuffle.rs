@@ -320,10 +320,7 @@ impl SinkWriter for ShuffleSink {
                 message
                     .properties
                     .insert(PRODUCER_PROPERTY.to_string(), self.producer.to_string());
-                self.staged
-                    .entry(queue as u32)
-                    .or_default()
-                    .push(message);
+                self.staged.entry(queue as u32).or_default().push(message);
             }
         }
         if self.transaction.is_none() {
@@ -508,10 +505,10 @@ impl ShuffleSource {
             match held {
                 Some(h) if n.is_some_and(|n| n != *h) => {
                     return Err(ConnectorError::new(format!(
-                        "shuffle topic '{}': its producers cut different job checkpoints ({} and {h})",
-                        self.topic,
-                        n.unwrap_or_default()
-                    )))
+                    "shuffle topic '{}': its producers cut different job checkpoints ({} and {h})",
+                    self.topic,
+                    n.unwrap_or_default()
+                )))
                 }
                 Some(h) => n = Some(*h),
                 None if self.producers[p] == i64::MAX => {}
@@ -595,9 +592,7 @@ impl ShuffleSource {
                     return Ok(Flow::Pause);
                 }
             }
-            None => self
-                .codec
-                .decode(&stored.message.body, &mut self.rows)?,
+            None => self.codec.decode(&stored.message.body, &mut self.rows)?,
         }
         Ok(Flow::Continue)
     }
@@ -686,7 +681,7 @@ impl SourceReader for ShuffleSource {
         // the position below is then exactly the cut, and the held messages follow it.
         if let Some((cuts, _)) = &self.cuts {
             let cut = cuts.decide(checkpoint);
-            if cut.is_some() && self.held.iter().any(|h| *h == cut) {
+            if cut.is_some() && self.held.contains(&cut) {
                 self.release()?;
             }
         }

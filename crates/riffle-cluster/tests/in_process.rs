@@ -112,7 +112,10 @@ fn checkpointed_job(sql: &str, job: &str, checkpoints: &Path) -> ClusterJob {
 /// The transaction (unit checkpoint) a shuffle message was committed in.
 fn transaction_of(message: &Message) -> u64 {
     let txn = &message.properties[riffle_connectors::rocketmq::transaction::TRANSACTION_PROPERTY];
-    txn.rsplit('/').next().and_then(|n| n.parse().ok()).expect("transaction id")
+    txn.rsplit('/')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("transaction id")
 }
 
 /// The producer unit of a shuffle message.
@@ -123,7 +126,10 @@ fn producer_of(message: &Message) -> usize {
         .or_else(|| p.get(riffle_cluster::shuffle::WATERMARK_PROPERTY))
         .or_else(|| p.get(riffle_cluster::job_checkpoint::CUT_PROPERTY))
         .expect("a message naming its producer");
-    text.split(':').next().and_then(|p| p.parse().ok()).expect("producer")
+    text.split(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("producer")
 }
 
 /// Checks that every recorded job checkpoint of `cluster` is a consistent cut: for each
@@ -167,12 +173,19 @@ fn assert_consistent_cuts(dir: &Path, cluster: &ClusterJob) -> (u64, usize) {
                     .into_iter()
                     .filter(|m| producer_of(&m.message) == input.producer)
                     .collect();
-                let what = format!("job checkpoint {n}: unit {consumer} reading {producer} in {}[{}] up to {}", input.topic, input.queue, input.offset);
+                let what = format!(
+                    "job checkpoint {n}: unit {consumer} reading {producer} in {}[{}] up to {}",
+                    input.topic, input.queue, input.offset
+                );
                 if input.ended {
                     assert!(
                         messages.iter().all(|m| m.offset < input.offset
-                            || m.message.properties.contains_key(riffle_cluster::shuffle::WATERMARK_PROPERTY)
-                            || m.message.properties.contains_key(riffle_cluster::job_checkpoint::CUT_PROPERTY)),
+                            || m.message
+                                .properties
+                                .contains_key(riffle_cluster::shuffle::WATERMARK_PROPERTY)
+                            || m.message
+                                .properties
+                                .contains_key(riffle_cluster::job_checkpoint::CUT_PROPERTY)),
                         "{what}: rows of the ended producer after the cut"
                     );
                     checked += 1;
@@ -184,19 +197,36 @@ fn assert_consistent_cuts(dir: &Path, cluster: &ClusterJob) -> (u64, usize) {
                 let marker = messages
                     .iter()
                     .find(|m| m.offset + 1 == input.offset)
-                    .unwrap_or_else(|| panic!("{what}: no message of the producer before the offset"));
+                    .unwrap_or_else(|| {
+                        panic!("{what}: no message of the producer before the offset")
+                    });
                 assert_eq!(
-                    marker.message.properties.get(riffle_cluster::job_checkpoint::CUT_PROPERTY),
+                    marker
+                        .message
+                        .properties
+                        .get(riffle_cluster::job_checkpoint::CUT_PROPERTY),
                     Some(&format!("{}:{n}", input.producer)),
                     "{what}: not the producer's cut marker"
                 );
-                assert_eq!(transaction_of(&marker.message), own.unit_checkpoint, "{what}");
+                assert_eq!(
+                    transaction_of(&marker.message),
+                    own.unit_checkpoint,
+                    "{what}"
+                );
                 for m in &messages {
                     let txn = transaction_of(&m.message);
                     if m.offset < input.offset {
-                        assert!(txn <= own.unit_checkpoint, "{what}: message {} of checkpoint {txn} is in the cut", m.offset);
+                        assert!(
+                            txn <= own.unit_checkpoint,
+                            "{what}: message {} of checkpoint {txn} is in the cut",
+                            m.offset
+                        );
                     } else {
-                        assert!(txn > own.unit_checkpoint, "{what}: message {} of checkpoint {txn} is not in the cut", m.offset);
+                        assert!(
+                            txn > own.unit_checkpoint,
+                            "{what}: message {} of checkpoint {txn} is not in the cut",
+                            m.offset
+                        );
                     }
                 }
                 checked += 1;
@@ -511,7 +541,10 @@ fn units_move_between_members_exactly_once() {
     });
     assert!(units.iter().all(|u| b.is_finished(*u)));
     let (complete, checked) = assert_consistent_cuts(dir.path(), &b);
-    assert!(complete >= 1 && checked > 0, "{complete} complete, {checked} cuts checked");
+    assert!(
+        complete >= 1 && checked > 0,
+        "{complete} complete, {checked} cuts checked"
+    );
     let single = upserted(dir.path(), "single_moves");
     assert_eq!(single.len(), 6);
     assert_eq!(single, upserted(dir.path(), "moved"));

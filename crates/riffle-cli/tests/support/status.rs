@@ -21,7 +21,11 @@ pub fn normalize_text(text: &str) -> String {
         } else if line.is_empty() {
             line.to_string()
         } else if let Some(rest) = line.strip_prefix("job checkpoint: ") {
-            let n = if rest == "none complete" { rest } else { "<n> complete" };
+            let n = if rest == "none complete" {
+                rest
+            } else {
+                "<n> complete"
+            };
             format!("job checkpoint: {n}")
         } else if let Some(rest) = line.strip_prefix("  ") {
             // "  <member>  units ...": the member's id varies.

@@ -8,8 +8,8 @@
 //! exactly once too.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::mpsc as std_mpsc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc as std_mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
