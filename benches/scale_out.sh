@@ -6,7 +6,10 @@
 #
 # The job: orders (4 queues) joined with customers (2 queues), totals per region and per
 # customer into two upsert topics; checkpoints every second. Prints, per setting, the wall
-# time until every process exited and the CPU seconds (user + sys) of all processes.
+# time until every process exited and the CPU seconds (user + sys) of all processes, and for
+# the group runs the job-wide checkpoints completed and their latency (from the coordinator's
+# start to its completion, in the coordination topic's store timestamps). JOB_CHECKPOINT_INTERVAL
+# sets 'riffle.job-checkpoint.interval' (default: the job's default, 5 s; '1 d' for none).
 set -euo pipefail
 RIFFLE=${1:-target/debug/riffle}
 ORDERS=${2:-100000}
@@ -20,6 +23,7 @@ cd "$WORK"
 job() {
   cat <<SQL
 SET 'execution.checkpointing.interval' = '1 s';
+${JOB_CHECKPOINT_INTERVAL:+SET 'riffle.job-checkpoint.interval' = '$JOB_CHECKPOINT_INTERVAL';}
 SET 'parallelism.default' = '4';
 CREATE TABLE orders (order_id BIGINT, customer STRING, amount BIGINT) WITH (
   'connector' = 'rocketmq', 'rocketmq.source.topic' = 'orders',
@@ -77,5 +81,19 @@ for n in ${PROCESSES[@]}; do
     wait
   }
   measure "--group, $n process(es)" group_run
+  # Job checkpoints: started and completed (jc-start / jc-done) with their store timestamps.
+  "$RIFFLE" topic consume "g$n--coord" --from earliest --format json | awk '
+    /"RIFFLE_COORD":"jc-(start|done)"/ {
+      match($0, /"RIFFLE_COORD":"jc-[a-z]+"/); kind = substr($0, RSTART + 19, RLENGTH - 20)
+      match($0, /"RIFFLE_JC":"[0-9]+"/); n = substr($0, RSTART + 13, RLENGTH - 14)
+      match($0, /"store_timestamp":[0-9]+/); t = substr($0, RSTART + 18, RLENGTH - 18)
+      if (kind == "start") start[n] = t; else if (!(n in done)) done[n] = t
+    }
+    END {
+      count = 0; sum = 0; max = 0
+      for (n in done) if (n in start) { d = done[n] - start[n]; count++; sum += d; if (d > max) max = d }
+      if (count > 0) printf "%-28s %d job checkpoints, latency mean %.0f ms, max %d ms\n", "", count, sum / count, max
+      else printf "%-28s no job checkpoint completed\n", ""
+    }'
 done
 "$RIFFLE" topic list
