@@ -227,6 +227,16 @@ impl AvroDecoder {
         let reader: Value = serde_json::from_str(&text).map_err(|e| {
             ConnectorError::new(format!("table '{table}': invalid Avro schema: {e}"))
         })?;
+        // A given schema must hold the table's columns (its fields are read by position).
+        let fields = Schema::parse(&text)
+            .and_then(|s| s.record().map(|r| r.fields.len()))
+            .map_err(|e| ConnectorError::new(format!("table '{table}': {e}")))?;
+        if fields != target.fields().len() {
+            return Err(ConnectorError::new(format!(
+                "table '{table}': its Avro schema has {fields} fields but the table {} physical columns",
+                target.fields().len()
+            )));
+        }
         let registry = match format {
             AvroFormat::Plain { .. } => None,
             AvroFormat::Confluent(options) => Some(options.registry.clone()),

@@ -440,3 +440,36 @@ fn the_new_timestamp_mapping_round_trips_micros_and_instants() {
         "+I[2020-04-15T08:00:05.123456, 2020-04-15T08:00:05.123Z, null]"
     );
 }
+
+#[test]
+fn more_rows_than_a_decoder_batch_and_a_given_schema_of_another_shape() {
+    let schema = Arc::new(ArrowSchema::new(vec![Field::new(
+        "n",
+        DataType::Int64,
+        false,
+    )]));
+    let format = AvroFormat::Plain {
+        legacy_timestamps: true,
+    };
+    let mut decoder = AvroDecoder::new("t", schema.clone(), &format).unwrap();
+    let rows = crate::BATCH_SIZE as i64 + 10;
+    for n in 0..rows {
+        let mut body = Vec::new();
+        super::schema::write_long(&mut body, n);
+        assert!(decoder.decode(&body, &|| "here".to_string()).unwrap());
+    }
+    let batch = decoder.flush().unwrap();
+    let values = batch
+        .column(0)
+        .as_primitive::<arrow::datatypes::Int64Type>();
+    assert_eq!(values.len() as i64, rows);
+    assert!(values.iter().enumerate().all(|(i, v)| v == Some(i as i64)));
+    let registry = registry::Registry::new("http://127.0.0.1:1", registry::Auth::None).unwrap();
+    let given = AvroFormat::Confluent(ConfluentOptions {
+        registry: Arc::new(registry),
+        subject: None,
+        schema: Some(r#"{"type":"record","name":"r","fields":[{"name":"a","type":"long"},{"name":"b","type":"long"}]}"#.into()),
+    });
+    let err = AvroDecoder::new("t", schema, &given).err().unwrap();
+    assert!(err.message.contains("2 fields"), "{}", err.message);
+}
