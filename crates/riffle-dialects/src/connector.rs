@@ -42,6 +42,10 @@ pub struct FormatRequirement {
     /// formats such as parquet and orc cannot list every option they take).
     #[serde(default)]
     pub unchecked_format_options: bool,
+    /// Formats Riffle supports elsewhere but does not run with this connector, each with the
+    /// reason (e.g. Avro message bodies are read and written, Avro files are not).
+    #[serde(default)]
+    pub unsupported: std::collections::BTreeMap<String, String>,
 }
 
 impl FormatRequirement {

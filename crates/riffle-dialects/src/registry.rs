@@ -9,6 +9,7 @@ use crate::connector::{is_pattern, ConnectorSchema, RawConnector};
 use crate::feature::{Feature, RawFeatures};
 use crate::format::{FormatSchema, RawFormat};
 use crate::function::{FunctionSpec, RawFunctions};
+use crate::support::Support;
 
 /// A data file embedded at build time: its path under `dialects/` and its text.
 type Source = (&'static str, &'static str);
@@ -371,6 +372,16 @@ fn check_connector(c: &ConnectorSchema, formats: &[FormatSchema]) -> Result<(), 
         if !formats.iter().any(|f| &f.name == name) {
             return Err(format!(
                 "allowed format `{name}` has no file under dialects/formats/"
+            ));
+        }
+    }
+    for name in c.format.unsupported.keys() {
+        let supported = formats
+            .iter()
+            .any(|f| &f.name == name && f.support == Support::Supported);
+        if !supported {
+            return Err(format!(
+                "format `{name}` is listed as unsupported with the connector, but it is not a supported format"
             ));
         }
     }

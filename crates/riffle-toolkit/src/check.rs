@@ -147,6 +147,18 @@ fn classify(feature_use: &FeatureUse) -> Option<Finding> {
     } else if let Some(name) = code.strip_prefix("format.") {
         let schema = riffle_dialects::format(name)?;
         (format!("format '{}'", schema.name), schema.support.clone())
+    } else if let Some(rest) = code.strip_prefix("connector-format.") {
+        let (connector, format) = rest.split_once('.')?;
+        let reason = riffle_dialects::connector(connector)?
+            .format
+            .unsupported
+            .get(format)?;
+        (
+            format!("format '{format}' with connector '{connector}'"),
+            Support::Unsupported {
+                reason: reason.clone(),
+            },
+        )
     } else if let Some(rest) = code.strip_prefix("option.") {
         let (connector, key) = rest.split_once('.')?;
         let schema = riffle_dialects::connector(connector)?;

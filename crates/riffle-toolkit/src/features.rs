@@ -208,6 +208,16 @@ impl Collector<'_> {
                 || option.key.ends_with(".format") && !option.key.starts_with("sink.");
             if is_format {
                 self.push(format!("format.{}", option.value), option.value_span);
+                let refused = connector
+                    .as_deref()
+                    .and_then(riffle_dialects::connector)
+                    .is_some_and(|c| c.format.unsupported.contains_key(&option.value));
+                if let (true, Some(connector)) = (refused, &connector) {
+                    self.push(
+                        format!("connector-format.{connector}.{}", option.value),
+                        option.value_span,
+                    );
+                }
             }
             if let Some(connector) = &connector {
                 if Some(option) != connector_option {
