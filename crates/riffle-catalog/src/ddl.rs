@@ -641,6 +641,11 @@ impl Analyzer {
         if let Some(wm) = &result {
             for c in columns.iter_mut().filter(|c| c.name == wm.column) {
                 c.time_attribute = Some(TimeAttribute::Rowtime);
+                // A rowtime attribute is TIMESTAMP(3) whatever precision up to 3 it declares.
+                match &mut c.data_type.kind {
+                    TypeKind::Timestamp(p) | TypeKind::TimestampLtz(p) if *p < 3 => *p = 3,
+                    _ => {}
+                }
             }
         }
         result

@@ -190,9 +190,17 @@ impl Analyzer {
                     .map_or(!cx.grouped, |w| self.window_may_be_empty(w));
             ty.nullable = result_nullable(signature.nullable, &ty, &types, empty_group);
         }
+        // Calcite's MIN and MAX return their argument's type, so the extreme of a rowtime
+        // attribute is still typed as one.
+        let extreme_of_rowtime = matches!(upper.as_str(), "MIN" | "MAX")
+            && f.over.is_none()
+            && typed
+                .first()
+                .is_some_and(|t| t.time == Some(TimeAttribute::Rowtime));
         Typed {
             ty,
-            time: time_attribute_of(&upper),
+            time: time_attribute_of(&upper)
+                .or(extreme_of_rowtime.then_some(TimeAttribute::Rowtime)),
         }
     }
 
