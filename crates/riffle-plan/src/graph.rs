@@ -227,6 +227,12 @@ pub enum OperatorKind {
         /// its last local millisecond.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         local_bounds: bool,
+        /// Flink's slicing window operator (window TVFs) buffers rows and flushes them into their
+        /// windows only when the watermark crosses one of these trigger points (see
+        /// `riffle_runtime`'s window aggregation); `None` puts rows into their windows at once,
+        /// as the legacy group window operator does.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        flush_points: Option<SliceTriggers>,
     },
     /// Session windows per key: rows whose times are less than `gap` apart share a window
     /// `[first, last + gap)`; a window fires when the watermark passes its end. The input carries
@@ -413,6 +419,16 @@ pub fn join_fields(left: &[Field], right: &[Field]) -> Vec<Field> {
         out.push(Field { name, ..f.clone() });
     }
     out
+}
+
+/// The trigger points of Flink's slicing window operator: the ends of slices of `length`
+/// milliseconds shifted by `offset` (the window's offset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SliceTriggers {
+    /// The slice length in milliseconds.
+    pub length: i64,
+    /// The window offset in milliseconds.
+    pub offset: i64,
 }
 
 /// A window table-valued function with its parameters in milliseconds.

@@ -19,8 +19,9 @@ use datafusion::sql::sqlparser::ast::{
 /// The group window functions and their TVF names.
 const WINDOWS: [&str; 3] = ["TUMBLE", "HOP", "SESSION"];
 
-/// Rewrites every legacy group window of `query`; `Err` names an unsupported form.
-pub fn rewrite(query: &mut Query) -> Result<(), String> {
+/// Rewrites every legacy group window of `query`; true when there was one, `Err` names an
+/// unsupported form.
+pub fn rewrite(query: &mut Query) -> Result<bool, String> {
     struct Rewriter;
 
     impl VisitorMut for Rewriter {
@@ -34,8 +35,9 @@ pub fn rewrite(query: &mut Query) -> Result<(), String> {
         }
     }
 
+    let original = query.clone();
     match query.visit(&mut Rewriter) {
-        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Continue(()) => Ok(*query != original),
         ControlFlow::Break(e) => Err(e),
     }
 }

@@ -687,11 +687,15 @@ impl Planner {
     }
 
     fn plan_query_at(&self, query: &ast::Query, span: Span) -> PlanResult<LogicalPlan> {
+        let mut query = query.clone();
+        let legacy_windows =
+            crate::legacy::rewrite(&mut query).map_err(|what| unsupported(what, span))?;
         let relation_planner: Arc<dyn RelationPlanner> = Arc::new(FlinkRelations {
             catalog: self.catalog.clone(),
             functions: self.functions.clone(),
             session: self.session.clone(),
             match_within: self.match_within.clone(),
+            legacy_windows,
         });
         let provider = Provider {
             session: &self.session,
@@ -705,9 +709,7 @@ impl Planner {
             default_null_ordering: datafusion::sql::planner::NullOrdering::NullsMin,
             ..ParserOptions::default()
         };
-        let mut query = query.clone();
         crate::functions::rewrite_typeof(&mut query, &self.type_names);
-        crate::legacy::rewrite(&mut query).map_err(|what| unsupported(what, span))?;
         crate::functions::rewrite_calls(&mut query);
         crate::functions::rewrite_collections(&mut query);
         crate::functions::rewrite_predicates(&mut query);
@@ -1201,6 +1203,8 @@ struct FlinkRelations {
     session: FlinkSession,
     /// `WITHIN` clauses of the script's `MATCH_RECOGNIZE`s.
     match_within: Vec<riffle_sql::ast::MatchWithin>,
+    /// The query's window TVFs stand for legacy group windows (see [`WindowTvfNode::legacy`]).
+    legacy_windows: bool,
 }
 
 impl fmt::Debug for Catalog {
@@ -1392,13 +1396,10 @@ impl FlinkRelations {
                 }
             }
         };
+        let mut node = WindowTvfNode::try_new(input, spec, time_column, partition_by)?;
+        node.legacy = self.legacy_windows;
         Ok(LogicalPlan::Extension(Extension {
-            node: Arc::new(WindowTvfNode::try_new(
-                input,
-                spec,
-                time_column,
-                partition_by,
-            )?),
+            node: Arc::new(node),
         }))
     }
 
@@ -2627,12 +2628,18 @@ impl GraphBuilder<'_> {
                         f.name == WINDOW_COLUMNS[2] && f.arrow_type.starts_with("Timestamp");
                 }
                 let local_bounds = self.local_bounds(w.tvf);
+                let flush_points = if w.tvf.legacy {
+                    None
+                } else {
+                    crate::window::slice_triggers(&w.tvf.spec)
+                };
                 Ok(self.add(
                     OperatorKind::WindowAggregate {
                         keys,
                         window_end,
                         aggregates,
                         local_bounds,
+                        flush_points,
                     },
                     self.parallelism,
                     schema,

@@ -12,7 +12,7 @@ use arrow::datatypes::{DataType as ArrowType, Field as ArrowField, TimeUnit};
 use datafusion::common::{DFSchema, DFSchemaRef, Result as DfResult};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 
-use crate::graph::WindowSpec;
+use crate::graph::{SliceTriggers, WindowSpec};
 
 /// Names of the columns a window TVF appends.
 pub const WINDOW_COLUMNS: [&str; 3] = ["window_start", "window_end", "window_time"];
@@ -28,6 +28,9 @@ pub struct WindowTvfNode {
     pub time_column: usize,
     /// `PARTITION BY` columns (input indices) of a session window.
     pub partition_by: Vec<usize>,
+    /// The TVF stands for a legacy group window (`GROUP BY TUMBLE(ts, ..)`), which Flink runs
+    /// on its older window operator.
+    pub legacy: bool,
     schema: DFSchemaRef,
 }
 
@@ -66,6 +69,7 @@ impl WindowTvfNode {
             spec,
             time_column,
             partition_by,
+            legacy: false,
             schema: Arc::new(schema),
         })
     }
@@ -115,7 +119,11 @@ impl UserDefinedLogicalNodeCore for WindowTvfNode {
                 self.spec,
                 self.time_column,
                 self.partition_by.clone(),
-            ),
+            )
+            .map(|node| Self {
+                legacy: self.legacy,
+                ..node
+            }),
             _ => datafusion::common::internal_err!("WindowTvf takes exactly one input"),
         }
     }
@@ -177,8 +185,33 @@ pub fn next_window_end(spec: &WindowSpec, ts: i64) -> Option<i64> {
     window_start(ts, phase % period, period).checked_add(period)
 }
 
-/// Flink's `TimeWindow.getWindowStartWithOffset`.
-fn window_start(ts: i64, offset: i64, size: i64) -> i64 {
+/// The trigger points of Flink's slicing window operator for `spec`: slices of a tumbling
+/// window's size, of the greatest common divisor of a hopping window's size and slide, of a
+/// cumulating window's step; `None` for session windows, which are not sliced.
+pub fn slice_triggers(spec: &WindowSpec) -> Option<SliceTriggers> {
+    fn gcd(a: i64, b: i64) -> i64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let (length, offset) = match *spec {
+        WindowSpec::Tumble { size, offset } => (size, offset),
+        WindowSpec::Hop {
+            slide,
+            size,
+            offset,
+        } => (gcd(size, slide), offset),
+        WindowSpec::Cumulate { step, offset, .. } => (step, offset),
+        WindowSpec::Session { .. } => return None,
+    };
+    Some(SliceTriggers { length, offset })
+}
+
+/// The start of the window of `size` (shifted by `offset`) holding `ts` (Flink's
+/// `TimeWindow.getWindowStartWithOffset`).
+pub fn window_start(ts: i64, offset: i64, size: i64) -> i64 {
     let remainder = (ts - offset) % size;
     if remainder < 0 {
         ts - (remainder + size)

@@ -107,6 +107,15 @@ impl LocalZone {
             }
         }
     }
+
+    /// Whether the zone's current rules observe daylight saving time (Java's
+    /// `TimeZone.useDaylightTime()`): its offsets in January and July of a year ahead differ.
+    pub fn observes_daylight_saving(self) -> bool {
+        // 2030-01-15 and 2030-07-15, 00:00 UTC.
+        const WINTER_MS: i64 = 1_894_665_600_000;
+        const SUMMER_MS: i64 = 1_910_304_000_000;
+        self.offset_seconds(WINTER_MS) != self.offset_seconds(SUMMER_MS)
+    }
 }
 
 /// `+08:00`, `-5`, `+0530`, `+05:30:00` offsets.
@@ -152,5 +161,16 @@ mod tests {
         let la = LocalZone::parse("America/Los_Angeles").unwrap_or(LocalZone::UTC);
         let local = 1_710_037_800_000; // 2024-03-10T02:30 as local millis
         assert_eq!(la.to_utc(local), 1_710_066_600_000);
+        assert!(la.observes_daylight_saving());
+        for zone in [
+            "Asia/Shanghai",
+            "Asia/Tokyo",
+            "America/Sao_Paulo",
+            "GMT+05:30",
+            "UTC",
+        ] {
+            let zone = LocalZone::parse(zone).unwrap_or(LocalZone::UTC);
+            assert!(!zone.observes_daylight_saving(), "{zone:?}");
+        }
     }
 }

@@ -11,7 +11,8 @@ use arrow::row::{OwnedRow, RowConverter};
 use datafusion::common::hash_map::EntryRef;
 use datafusion::common::{HashMap as FastMap, ScalarValue};
 use riffle_connectors::{ChangeBatch, RowKind};
-use riffle_plan::{AggregateCall, LocalZone};
+use riffle_plan::window::window_start;
+use riffle_plan::{AggregateCall, LocalZone, SliceTriggers};
 
 use super::{millis, Emit, StreamOperator};
 use riffle_jvm::JavaAggregateFunction;
@@ -339,6 +340,53 @@ pub struct WindowAggregate {
     watermark: i64,
     schema: SchemaRef,
     clock: WindowClock,
+    /// Rows not yet put into their windows (window TVFs only; see [`SliceBuffer`]).
+    buffer: Option<SliceBuffer>,
+}
+
+/// Flink's slicing window operator (window TVF aggregations) buffers incoming rows and puts them
+/// into their windows only when the watermark reaches its next trigger point (a slice end, see
+/// [`SliceTriggers`]) and the buffer holds a row of a window due to fire. A window gets its timer
+/// when rows are put into it, and only if the watermark before the one that flushed the buffer
+/// had not passed it yet: rows flushed into a window that was already due are lost. In UTC the
+/// trigger points are the windows' ends, so nothing is lost; for local windows in a zone without
+/// daylight saving, Flink computes the trigger points on UTC instants, which are not the local
+/// windows' ends, so the watermark can pass a window's end between two trigger points.
+struct SliceBuffer {
+    triggers: SliceTriggers,
+    /// The zone trigger points are aligned in when it observes daylight saving.
+    zone: Option<LocalZone>,
+    /// The watermark at which the buffer is flushed next.
+    next_trigger: i64,
+    /// Buffered rows: a batch and its (row, window end) pairs, in arrival order.
+    rows: Vec<(RecordBatch, Vec<(usize, i64)>)>,
+    /// The earliest watermark at which a buffered row's window fires.
+    first_due: i64,
+}
+
+impl SliceBuffer {
+    /// The first trigger point after `watermark` (Flink's
+    /// `TimeWindowUtil.getNextTriggerWatermark`).
+    fn next_trigger(&self, watermark: i64) -> i64 {
+        if watermark == i64::MAX {
+            return watermark;
+        }
+        let SliceTriggers { length, offset } = self.triggers;
+        let mut current = watermark;
+        loop {
+            let trigger = match self.zone {
+                Some(zone) => {
+                    let start = window_start(zone.to_local(current), offset, length);
+                    zone.to_utc(start.saturating_add(length - 1))
+                }
+                None => window_start(current, offset, length).saturating_add(length - 1),
+            };
+            if trigger > watermark || trigger == i64::MAX {
+                return trigger;
+            }
+            current = current.max(trigger).saturating_add(1);
+        }
+    }
 }
 
 /// When a window fires: once the watermark reaches its last millisecond, which for windows laid
@@ -381,7 +429,63 @@ impl WindowAggregate {
             watermark: i64::MIN,
             schema,
             clock,
+            buffer: None,
         })
+    }
+
+    /// Buffers rows as Flink's slicing window operator does (see [`SliceBuffer`]).
+    pub fn buffered(mut self, triggers: SliceTriggers) -> Self {
+        self.buffer = Some(SliceBuffer {
+            triggers: SliceTriggers {
+                length: triggers.length.max(1),
+                ..triggers
+            },
+            zone: self.clock.0.filter(|z| z.observes_daylight_saving()),
+            next_trigger: i64::MIN,
+            rows: Vec::new(),
+            first_due: i64::MAX,
+        });
+        self
+    }
+
+    /// Puts row `row` of `batch` (whose group key is `key`) into the window ending at `end`.
+    fn accumulate(
+        &mut self,
+        batch: &RecordBatch,
+        row: usize,
+        key: &[u8],
+        end: i64,
+    ) -> Result<(), RuntimeError> {
+        let groups = self.windows.entry(end).or_default();
+        // Look up by borrowed bytes; allocate the key only for a new group.
+        let group = match groups.entry_ref(key) {
+            EntryRef::Occupied(e) => e.into_mut(),
+            EntryRef::Vacant(e) => e.insert(Group {
+                key: key_values(batch, &self.keys, row)?,
+                accs: self.calls.fresh()?,
+            }),
+        };
+        self.calls.update(&mut group.accs, batch, row, true)
+    }
+
+    /// Puts the buffered rows into their windows; a row whose window was due by the watermark
+    /// `previous` gets no timer in Flink, so it is dropped.
+    fn flush(&mut self, previous: i64) -> Result<(), RuntimeError> {
+        let Some(buffer) = self.buffer.as_mut() else {
+            return Ok(());
+        };
+        buffer.first_due = i64::MAX;
+        for (batch, entries) in std::mem::take(&mut buffer.rows) {
+            let rows = self
+                .converter
+                .convert_columns(&key_columns(&batch, &self.keys))?;
+            for (row, end) in entries {
+                if self.clock.fires_at(end) > previous {
+                    self.accumulate(&batch, row, rows.row(row).data(), end)?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -391,6 +495,8 @@ impl StreamOperator for WindowAggregate {
     }
 
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
+        // Flink flushes the buffer before a checkpoint as well.
+        self.flush(self.watermark)?;
         let keys = ScalarCodec::new(&self.key_types)?;
         let codecs = self.calls.arg_codecs()?;
         let mut out = KeyedSnapshotWriter::new();
@@ -444,33 +550,41 @@ impl StreamOperator for WindowAggregate {
             return Err(RuntimeError::new("window_end column out of range"));
         };
         let ends = millis(end_column)?;
+        let live = (0..batch.num_rows()).filter_map(|row| {
+            let end = ends.is_valid(row).then(|| ends.value(row))?;
+            // Late: the window already fired.
+            (self.clock.fires_at(end) > self.watermark).then_some((row, end))
+        });
+        if let Some(buffer) = self.buffer.as_mut() {
+            let entries: Vec<(usize, i64)> = live.collect();
+            for (_, end) in &entries {
+                buffer.first_due = buffer.first_due.min(self.clock.fires_at(*end));
+            }
+            if !entries.is_empty() {
+                buffer.rows.push((batch, entries));
+            }
+            return Ok(());
+        }
+        let live: Vec<(usize, i64)> = live.collect();
         let rows = self
             .converter
             .convert_columns(&key_columns(&batch, &self.keys))?;
-        for row in 0..batch.num_rows() {
-            if ends.is_null(row) {
-                continue;
-            }
-            let end = ends.value(row);
-            if self.clock.fires_at(end) <= self.watermark {
-                continue; // late: the window already fired
-            }
-            let groups = self.windows.entry(end).or_default();
-            let key: &[u8] = rows.row(row).data();
-            // Look up by borrowed bytes; allocate the key only for a new group.
-            let group = match groups.entry_ref(key) {
-                EntryRef::Occupied(e) => e.into_mut(),
-                EntryRef::Vacant(e) => e.insert(Group {
-                    key: key_values(&batch, &self.keys, row)?,
-                    accs: self.calls.fresh()?,
-                }),
-            };
-            self.calls.update(&mut group.accs, &batch, row, true)?;
+        for (row, end) in live {
+            self.accumulate(&batch, row, rows.row(row).data(), end)?;
         }
         Ok(())
     }
 
     fn watermark(&mut self, watermark: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        let previous = self.watermark;
+        if let Some(buffer) = self.buffer.as_mut() {
+            if watermark > previous && watermark >= buffer.next_trigger {
+                buffer.next_trigger = buffer.next_trigger(watermark);
+                if buffer.first_due <= watermark {
+                    self.flush(previous)?;
+                }
+            }
+        }
         self.watermark = watermark;
         let mut rows = RowsOut::new(self.schema.fields().len());
         while let Some(entry) = self.windows.first_entry() {
@@ -980,6 +1094,32 @@ mod tests {
 
     fn ts() -> DataType {
         DataType::Timestamp(TimeUnit::Millisecond, None)
+    }
+
+    fn slice_buffer(length: i64, offset: i64, zone: Option<&str>) -> SliceBuffer {
+        SliceBuffer {
+            triggers: SliceTriggers { length, offset },
+            zone: zone.and_then(LocalZone::parse),
+            next_trigger: i64::MIN,
+            rows: Vec::new(),
+            first_due: i64::MAX,
+        }
+    }
+
+    #[test]
+    fn slice_trigger_points_follow_flink() {
+        const MIN: i64 = 60_000;
+        const HOUR: i64 = 60 * MIN;
+        // UTC, 5-minute slices shifted by 2 minutes: the window ends' last milliseconds.
+        let utc = slice_buffer(5 * MIN, 2 * MIN, None);
+        assert_eq!(utc.next_trigger(0), 2 * MIN - 1);
+        assert_eq!(utc.next_trigger(2 * MIN - 1), 7 * MIN - 1);
+        assert_eq!(utc.next_trigger(i64::MAX), i64::MAX);
+        // A zone observing daylight saving aligns them to local days: New York's midnight on
+        // 2024-03-01 is 05:00 UTC.
+        let new_york = slice_buffer(24 * HOUR, 0, Some("America/New_York"));
+        let noon_utc = 1_709_294_400_000; // 2024-03-01T12:00Z
+        assert_eq!(new_york.next_trigger(noon_utc), 1_709_355_600_000 - 1);
     }
 
     /// Input `(k INT, v INT, ts TIMESTAMP(3))`.

@@ -230,14 +230,22 @@ pub fn create(
             window_end,
             aggregates,
             local_bounds,
-        } => Box::new(aggregate::WindowAggregate::new(
-            keys,
-            *window_end,
-            aggregates,
-            &input,
-            schema,
-            window_clock(session, *local_bounds),
-        )?),
+            flush_points,
+        } => {
+            let clock = window_clock(session, *local_bounds);
+            let mut op = aggregate::WindowAggregate::new(
+                keys,
+                *window_end,
+                aggregates,
+                &input,
+                schema,
+                clock,
+            )?;
+            if let Some(points) = flush_points {
+                op = op.buffered(*points);
+            }
+            Box::new(op)
+        }
         OperatorKind::SessionWindowAggregate {
             keys,
             window_start,
