@@ -750,3 +750,136 @@ impl SourceReader for ShuffleSource {
         self.report_cut()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, Int64Array};
+    use arrow::datatypes::{DataType, Field as ArrowField, Schema};
+    use arrow::record_batch::RecordBatch;
+
+    const TOPIC: &str = "t-shuffle";
+
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![ArrowField::new(
+            "v",
+            DataType::Int64,
+            false,
+        )]))
+    }
+
+    /// A message of `producer` holding the row `v`.
+    fn row(producer: usize, v: i64) -> Message {
+        let batch = RecordBatch::try_new(schema(), vec![Arc::new(Int64Array::from(vec![v]))])
+            .expect("batch");
+        let codec = RowCodec::new(schema()).expect("codec");
+        let body = codec
+            .encode(&ChangeBatch { batch, kinds: None }, &[0])
+            .expect("encode");
+        let mut m = Message::new(body);
+        m.properties
+            .insert(PRODUCER_PROPERTY.to_string(), producer.to_string());
+        m
+    }
+
+    /// A source of `TOPIC`'s queue 0 written by two producers, in a unit with `cuts`.
+    fn source(store: &Arc<dyn Topics>, cuts: &Arc<UnitCuts>) -> ShuffleSource {
+        let index = cuts.register_source();
+        ShuffleSource {
+            store: store.clone(),
+            topic: TOPIC.to_string(),
+            queue: 0,
+            next: 0,
+            group: "g".to_string(),
+            snapshots: Vec::new(),
+            producers: vec![i64::MIN; 2],
+            done: vec![0; 2],
+            held: vec![None; 2],
+            pending: VecDeque::new(),
+            stash: Vec::new(),
+            cuts: Some((cuts.clone(), index)),
+            emitted: i64::MIN,
+            codec: RowCodec::new(schema()).expect("codec"),
+            rows: DecodedRows::default(),
+        }
+    }
+
+    /// The rows the source delivers until it has nothing more (or ended).
+    fn drain(source: &mut ShuffleSource) -> Vec<i64> {
+        let mut out = Vec::new();
+        for _ in 0..4 {
+            let Some(changes) = source.next_changes().expect("read") else {
+                break;
+            };
+            let column = changes.batch.column(0);
+            let values = column.as_any().downcast_ref::<Int64Array>().expect("int64");
+            out.extend((0..values.len()).map(|i| values.value(i)));
+        }
+        out
+    }
+
+    /// A consumer aligns on two producers' cut markers: it holds back the rows a producer
+    /// wrote after its marker until the other's arrived, a checkpoint in the middle of the
+    /// alignment restores into a source that resumes it (every row delivered once), and the
+    /// cut is the offset right after each producer's marker.
+    #[test]
+    fn a_consumer_aligns_on_every_producers_cut_marker_across_a_restore() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store: Arc<dyn Topics> =
+            riffle_connectors::rocketmq::shared_store(dir.path()).expect("store");
+        store
+            .create_topic(
+                TOPIC,
+                riffle_store::TopicConfig {
+                    queues: 1,
+                    ..riffle_store::TopicConfig::default()
+                },
+            )
+            .expect("topic");
+        let log = job_checkpoint::CheckpointLog::open(store.clone(), "j", Duration::from_secs(60))
+            .expect("checkpoint log");
+        let append = |messages: Vec<Message>| store.append_batch(TOPIC, 0, &messages).unwrap();
+        // Producer 0 cuts job checkpoint 1 after row 1; producer 1 has not cut yet.
+        append(vec![
+            row(0, 1),
+            cut_marker(0, 1),
+            row(0, 2),
+            row(1, 10),
+            row(1, 11),
+        ]);
+        let first_cuts = UnitCuts::new(log.clone(), None);
+        let mut first = source(&store, &first_cuts);
+        let mut delivered = drain(&mut first);
+        assert_eq!(delivered, vec![1, 10, 11], "row 2 is held back");
+        // A checkpoint in the middle of the alignment is no cut.
+        assert_eq!(first_cuts.decide(1), None);
+        let position = first.snapshot_position(1).expect("snapshot");
+
+        // Producer 1 cuts after row 11; both end.
+        append(vec![
+            cut_marker(1, 1),
+            row(1, 12),
+            marker(0, i64::MAX),
+            marker(1, i64::MAX),
+        ]);
+        let cuts = UnitCuts::new(log, None);
+        let mut restored = source(&store, &cuts);
+        restored.restore_position(&position).expect("restore");
+        // Aligned: nothing more before the cut's barrier.
+        assert_eq!(drain(&mut restored), Vec::<i64>::new());
+        assert_eq!(cuts.decide(2), Some(1));
+        restored.snapshot_position(2).expect("snapshot");
+        let cut = cuts.last().expect("the unit's cut");
+        assert_eq!(cut.unit_checkpoint, 2);
+        let offsets: Vec<(usize, u64, bool)> = cut
+            .inputs
+            .iter()
+            .map(|i| (i.producer, i.offset, i.ended))
+            .collect();
+        assert_eq!(offsets, vec![(0, 2, false), (1, 6, false)]);
+        delivered.extend(drain(&mut restored));
+        delivered.sort();
+        assert_eq!(delivered, vec![1, 2, 10, 11, 12]);
+        assert!(restored.ended());
+    }
+}
