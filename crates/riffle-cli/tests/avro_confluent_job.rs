@@ -4,13 +4,16 @@
 //! test double, and its JSON sink topic gets the settled payments. (No real registry runs in CI,
 //! and no Flink with flink-avro is here to compare with: `migrate-run/NOT_COMPARABLE`.)
 
+// Shared with the other CLI tests (this one needs only `ok`).
+#[allow(dead_code)]
+#[path = "support/cli.rs"]
+mod cli;
 // Shared with the connector's tests, which use all of it.
 #[allow(dead_code)]
 #[path = "../../riffle-connectors/tests/support/registry.rs"]
 mod registry;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use riffle_connectors::rocketmq::shared_store;
 use riffle_store::{Message, TopicConfig};
@@ -19,24 +22,6 @@ use registry::TestRegistry;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn riffle(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_riffle"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the riffle binary runs")
-}
-
-fn ok(out: Output, what: &str) -> Output {
-    assert!(
-        out.status.success(),
-        "{what}: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    out
 }
 
 fn hex(text: &str) -> Vec<u8> {
@@ -61,12 +46,9 @@ fn the_migrated_avro_confluent_backfill_job_runs() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let work = dir.path();
     let job = root().join("fixtures/jobs/kafka/payments_avro_bounded_backfill.sql");
-    ok(
-        riffle(
-            work,
-            &["migrate", &job.display().to_string(), "-o", "migrated"],
-        ),
-        "riffle migrate",
+    cli::ok(
+        work,
+        &["migrate", &job.display().to_string(), "-o", "migrated"],
     );
     let migrated =
         std::fs::read_to_string(work.join("migrated/payments_avro_bounded_backfill.sql"))
@@ -104,7 +86,7 @@ fn the_migrated_avro_confluent_backfill_job_runs() {
         store.flush().expect("flush");
     }
 
-    ok(riffle(work, &["run", "job.sql"]), "riffle run");
+    cli::ok(work, &["run", "job.sql"]);
 
     let store = shared_store(&store_dir).expect("the embedded store");
     let queues = store
