@@ -8,16 +8,22 @@
 //!    sink of the unit then ends that checkpoint's transaction, in every queue, with a cut
 //!    marker (property [`CUT_PROPERTY`] = `<producer unit>:<N>`): the rows before it in the
 //!    queue are exactly the producer's output up to its cut.
-//! 3. A consuming unit's shuffle source that reads producer `p`'s marker `N` holds `p`'s later
-//!    messages back (in memory) until every producer's marker `N` arrived (or the producer
-//!    ended): it is *aligned*. When every shuffle source of the unit is aligned, the unit's
-//!    next checkpoint is its cut of `N` — its state reflects exactly its producers' output up
-//!    to their cuts — and its own shuffle sinks write marker `N` downstream.
+//! 3. A consuming unit's shuffle source that reads producer `p`'s marker `N` skips `p`'s later
+//!    messages (keeping only the offset of the first one skipped) until every producer's
+//!    marker `N` arrived (or the producer ended): it is *aligned*. When every shuffle source
+//!    of the unit is aligned, the unit's next checkpoint is its cut of `N` — its state
+//!    reflects exactly its producers' output up to their cuts — and its own shuffle sinks
+//!    write marker `N` downstream; the sources then read their queues again from the first
+//!    skipped message.
 //! 4. Each unit appends `jc-unit N` with its cut ([`UnitCut`]: its checkpoint's number and, per
 //!    shuffle input queue and producer, the offset after the producer's marker) once that
 //!    checkpoint is in the unit's state topic, before any of its transactions is committed.
 //! 5. When every unit has recorded `N` or has finished, the coordinator appends `jc-done N`:
 //!    job checkpoint `N` is complete. `riffle job status` shows the newest complete one.
+//!
+//! The coordinator also appends a snapshot record of the folded job checkpoints every
+//! [`crate::coord_log::SNAPSHOT_EVERY`] events, from which a process that opens the topic
+//! folds on ([`crate::coord_log::Fold`]).
 //!
 //! A unit's newest cut is also written into each of its checkpoints (the file
 //! [`CUT_FILE`]), so it moves with the unit: a unit restored from a checkpoint at or after its
@@ -33,7 +39,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use riffle_store::{Message, StoreError, Topics};
+use riffle_store::{Message, StoreError, StoredMessage, Topics};
+
+use crate::coord_log::{Fold, Folded};
 
 use crate::units::UnitId;
 use crate::ClusterError;
@@ -88,19 +96,29 @@ pub struct InputCut {
 }
 
 /// What the coordination topic says about job checkpoints.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobCheckpoints {
     /// The newest announced job checkpoint (0: none yet).
     pub announced: u64,
     /// The newest complete job checkpoint (0: none yet).
     pub complete: u64,
-    /// The units' cuts per job checkpoint (only the newest complete and later ones unless
+    /// The units' cuts per job checkpoint (only those after the newest complete one unless
     /// read with [`read_all`]).
     pub cuts: BTreeMap<u64, BTreeMap<UnitId, UnitCut>>,
 }
 
+impl Fold for JobCheckpoints {
+    const SNAPSHOT: &'static str = "jc-snapshot";
+    /// Whether every job checkpoint's cuts are kept.
+    type Context = bool;
+
+    fn fold(&mut self, stored: &StoredMessage, keep_all: bool) {
+        self.fold_event(&stored.message, keep_all);
+    }
+}
+
 impl JobCheckpoints {
-    fn fold(&mut self, message: &Message, keep_all: bool) {
+    fn fold_event(&mut self, message: &Message, keep_all: bool) {
         let get = |k: &str| message.properties.get(k).map(String::as_str);
         let Some(n) = get(NUMBER).and_then(|n| n.parse::<u64>().ok()) else {
             return;
@@ -110,14 +128,14 @@ impl JobCheckpoints {
             Some(DONE) => {
                 self.complete = self.complete.max(n);
                 if !keep_all {
-                    self.cuts = self.cuts.split_off(&self.complete);
+                    self.cuts = self.cuts.split_off(&(self.complete + 1));
                 }
             }
             Some(UNIT) => {
                 let unit = get(crate::coord_log::UNIT).and_then(UnitId::parse);
                 let cut = serde_json::from_slice::<UnitCut>(&message.body).ok();
                 if let (Some(unit), Some(cut)) = (unit, cut) {
-                    if keep_all || n >= self.complete {
+                    if keep_all || n > self.complete {
                         self.cuts.entry(n).or_default().insert(unit, cut);
                     }
                 }
@@ -127,38 +145,46 @@ impl JobCheckpoints {
     }
 }
 
-/// Reads every job checkpoint event of job `job` (all cuts kept): for `riffle job status` and
-/// tests. A job whose coordination topic does not exist has none.
+/// Reads every job checkpoint event of job `job` still in its coordination topic, from the
+/// topic's start (all cuts kept): for tests. A job whose coordination topic does not exist
+/// has none.
 pub fn read_all(topics: &dyn Topics, job: &str) -> Result<JobCheckpoints, ClusterError> {
+    read(topics, job, |topic| Folded::from_start(topics, topic, true))
+}
+
+/// The newest complete job checkpoint of job `job` (0: none), folded from the newest
+/// snapshot record of its coordination topic: for `riffle job status`.
+pub fn newest_complete(topics: &dyn Topics, job: &str) -> Result<u64, ClusterError> {
+    read(topics, job, |topic| Folded::open(topics, topic, false)).map(|v| v.complete)
+}
+
+/// Folds job `job`'s coordination topic from where `start` says.
+fn read(
+    topics: &dyn Topics,
+    job: &str,
+    start: impl FnOnce(&str) -> Result<Folded<JobCheckpoints>, ClusterError>,
+) -> Result<JobCheckpoints, ClusterError> {
     let topic = crate::coord_log::topic_name(job);
-    let mut out = JobCheckpoints::default();
-    let mut next = 0;
-    loop {
-        let read = match topics.read(&topic, 0, next, 1024) {
-            Ok(r) => r,
-            Err(StoreError::TopicNotFound(_)) => return Ok(out),
-            Err(e) => {
-                return Err(ClusterError::new(format!(
-                    "coordination topic '{topic}': {e}"
-                )))
-            }
-        };
-        let Some(last) = read.last() else {
-            return Ok(out);
-        };
-        next = last.offset + 1;
-        for stored in &read {
-            out.fold(&stored.message, true);
+    match topics.topic_config(&topic) {
+        Ok(_) => {}
+        Err(StoreError::TopicNotFound(_)) => return Ok(JobCheckpoints::default()),
+        Err(e) => {
+            return Err(ClusterError::new(format!(
+                "coordination topic '{topic}': {e}"
+            )))
         }
     }
+    let mut folded = start(&topic)?;
+    folded.catch_up(topics, &topic)?;
+    Ok(folded.view)
 }
 
 /// One process's handle on the job checkpoints of a job.
 pub struct CheckpointLog {
     topics: Arc<dyn Topics>,
     topic: String,
-    /// The next offset to fold, and what was folded.
-    view: Mutex<(u64, JobCheckpoints)>,
+    /// What was folded.
+    view: Mutex<Folded<JobCheckpoints>>,
     /// The newest announced job checkpoint seen (read by units at their barriers).
     announced: AtomicU64,
     /// Time between one job checkpoint's completion and the next one's start.
@@ -176,10 +202,11 @@ impl CheckpointLog {
         interval: Duration,
     ) -> Result<Arc<Self>, ClusterError> {
         let topic = crate::coord_log::create_topic(topics.as_ref(), job)?;
+        let view = Folded::open(topics.as_ref(), &topic, false)?;
         let log = Arc::new(Self {
             topics,
             topic,
-            view: Mutex::new((0, JobCheckpoints::default())),
+            view: Mutex::new(view),
             announced: AtomicU64::new(0),
             interval,
             since: Mutex::new((0, Instant::now())),
@@ -192,25 +219,19 @@ impl CheckpointLog {
         ClusterError::new(format!("coordination topic '{}': {e}", self.topic))
     }
 
+    fn folded(&self) -> Result<std::sync::MutexGuard<'_, Folded<JobCheckpoints>>, ClusterError> {
+        self.view
+            .lock()
+            .map_err(|_| self.error("the view is poisoned"))
+    }
+
     /// Folds the new events; runs `inspect` on the result.
     fn refresh<T>(&self, inspect: impl FnOnce(&JobCheckpoints) -> T) -> Result<T, ClusterError> {
-        let mut view = self
-            .view
-            .lock()
-            .map_err(|_| self.error("the view is poisoned"))?;
-        loop {
-            let read = self
-                .topics
-                .read(&self.topic, 0, view.0, 1024)
-                .map_err(|e| self.error(e))?;
-            let Some(last) = read.last() else { break };
-            view.0 = last.offset + 1;
-            for stored in &read {
-                view.1.fold(&stored.message, false);
-            }
-        }
-        self.announced.store(view.1.announced, Ordering::SeqCst);
-        Ok(inspect(&view.1))
+        let mut folded = self.folded()?;
+        folded.catch_up(self.topics.as_ref(), &self.topic)?;
+        self.announced
+            .store(folded.view.announced, Ordering::SeqCst);
+        Ok(inspect(&folded.view))
     }
 
     /// The newest announced job checkpoint as last read (0: none).
@@ -277,6 +298,8 @@ impl CheckpointLog {
         if !coordinator {
             return Ok(complete);
         }
+        self.folded()?
+            .snapshot_if_due(self.topics.as_ref(), &self.topic)?;
         let mut since = self
             .since
             .lock()

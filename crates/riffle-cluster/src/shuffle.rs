@@ -16,10 +16,12 @@
 //!
 //! Job-wide checkpoints ([`crate::job_checkpoint`]) add *cut markers*: a producer unit ends
 //! the transaction of its cut of job checkpoint `N` with the marker [`CUT_PROPERTY`] =
-//! `<producer>:<N>` in every queue; a consumer holds back the later messages of a producer
-//! whose marker arrived until every producer's did (alignment). Every message names its
-//! producer ([`PRODUCER_PROPERTY`]), so a consumer's position is, per producer, the offset
-//! before which it has processed that producer's messages.
+//! `<producer>:<N>` in every queue; a consumer skips the later messages of a producer whose
+//! marker arrived until every producer's did (alignment), then reads the queue again from the
+//! first message it skipped. Every message names its producer ([`PRODUCER_PROPERTY`]), so a
+//! consumer's position is, per producer, the offset before which it has processed that
+//! producer's messages: a message read again is processed only if it lies past its producer's
+//! position, and an alignment keeps nothing in memory — the topic is its buffer.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -444,7 +446,7 @@ fn open_source(
         done: vec![next; producers],
         held: vec![None; producers],
         pending: VecDeque::new(),
-        stash: Vec::new(),
+        skipped_from: None,
         cuts,
         emitted: i64::MIN,
         rows: DecodedRows::default(),
@@ -468,10 +470,12 @@ pub struct ShuffleSource {
     done: Vec<u64>,
     /// Per producer: the job checkpoint whose cut marker it is held at.
     held: Vec<Option<u64>>,
-    /// Messages read and not processed yet, in queue order (released by a cut).
+    /// Messages read and not processed yet, in queue order: at most one read's worth.
     pending: VecDeque<StoredMessage>,
-    /// Messages of held producers, in queue order.
-    stash: Vec<StoredMessage>,
+    /// The offset of the first message of a held producer skipped in the current alignment:
+    /// the cut reads the queue again from there (the held producers' messages are not kept,
+    /// so an alignment costs no memory however long a producer takes to reach its marker).
+    skipped_from: Option<u64>,
     /// The unit's job checkpoint cuts and this source's index there.
     cuts: Option<(Arc<UnitCuts>, usize)>,
     /// The watermark last reported.
@@ -561,7 +565,7 @@ impl ShuffleSource {
             return Ok(Flow::Continue);
         }
         if self.held[p].is_some() {
-            self.stash.push(stored);
+            self.skipped_from = Some(self.skipped_from.unwrap_or(stored.offset));
             return Ok(Flow::Continue);
         }
         self.done[p] = stored.offset + 1;
@@ -597,12 +601,17 @@ impl ShuffleSource {
         Ok(Flow::Continue)
     }
 
-    /// The unit cut its job checkpoint: the held producers go on with what was held back.
+    /// The unit cut its job checkpoint: the held producers go on where they were held. The
+    /// queue is read again from the first message skipped or not yet processed; what was
+    /// processed before lies below its producer's position and is skipped.
     fn release(&mut self) -> Result<()> {
         self.held.iter_mut().for_each(|h| *h = None);
-        let mut pending: VecDeque<StoredMessage> = std::mem::take(&mut self.stash).into();
-        pending.append(&mut self.pending);
-        self.pending = pending;
+        let first_pending = self.pending.front().map(|m| m.offset);
+        self.next = [self.skipped_from.take(), first_pending]
+            .into_iter()
+            .flatten()
+            .fold(self.next, u64::min);
+        self.pending.clear();
         self.report_cut()
     }
 }
@@ -678,7 +687,8 @@ impl SourceReader for ShuffleSource {
 
     fn snapshot_position(&mut self, checkpoint: u64) -> Result<Vec<u8>> {
         // This barrier is the unit's cut when every shuffle source of the unit is aligned:
-        // the position below is then exactly the cut, and the held messages follow it.
+        // the position below is then exactly the cut, and the held producers' messages,
+        // read again from the queue, follow it.
         if let Some((cuts, _)) = &self.cuts {
             let cut = cuts.decide(checkpoint);
             if cut.is_some() && self.held.contains(&cut) {
@@ -688,7 +698,7 @@ impl SourceReader for ShuffleSource {
         // Per producer, the offset from which its messages are still to be processed: the
         // first it has read and not processed, or the end of what was read.
         let mut unprocessed = BTreeSet::new();
-        for stored in self.pending.iter().chain(&self.stash) {
+        for stored in &self.pending {
             unprocessed.insert(producer_of(&stored.message)?);
         }
         let from: Vec<u64> = (0..self.producers.len())
@@ -796,7 +806,7 @@ mod tests {
             done: vec![0; 2],
             held: vec![None; 2],
             pending: VecDeque::new(),
-            stash: Vec::new(),
+            skipped_from: None,
             cuts: Some((cuts.clone(), index)),
             emitted: i64::MIN,
             codec: RowCodec::new(schema()).expect("codec"),
@@ -881,5 +891,74 @@ mod tests {
         delivered.sort();
         assert_eq!(delivered, vec![1, 2, 10, 11, 12]);
         assert!(restored.ended());
+    }
+    /// While one producer has not reached its cut marker (stalled, or its process killed),
+    /// a consumer keeps none of the messages the other producers wrote after theirs: memory
+    /// stays within one read however many there are. Once aligned and cut, it reads them
+    /// again from the queue and delivers every row exactly once.
+    #[test]
+    fn an_alignment_holds_no_messages_of_producers_already_at_their_cut() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store: Arc<dyn Topics> =
+            riffle_connectors::rocketmq::shared_store(dir.path()).expect("store");
+        store
+            .create_topic(
+                TOPIC,
+                riffle_store::TopicConfig {
+                    queues: 1,
+                    ..riffle_store::TopicConfig::default()
+                },
+            )
+            .expect("topic");
+        let log = job_checkpoint::CheckpointLog::open(store.clone(), "j", Duration::from_secs(60))
+            .expect("checkpoint log");
+        let append = |messages: Vec<Message>| store.append_batch(TOPIC, 0, &messages).unwrap();
+        // Producer 0 cuts job checkpoint 1 and goes on writing; producer 1 stalls before
+        // its marker.
+        append(vec![row(0, 1), cut_marker(0, 1), row(1, 10)]);
+        const AFTER_CUT: i64 = 20_000;
+        for chunk in (0..AFTER_CUT).collect::<Vec<_>>().chunks(1000) {
+            append(chunk.iter().map(|v| row(0, 100 + v)).collect());
+        }
+        let cuts = UnitCuts::new(log, None);
+        let mut source = source(&store, &cuts);
+        let mut delivered = Vec::new();
+        for _ in 0..10 {
+            delivered.extend(drain(&mut source));
+            assert!(
+                source.pending.len() <= READ_MESSAGES,
+                "{} messages in memory",
+                source.pending.len()
+            );
+        }
+        // The whole queue was read, and only the first skipped message's offset kept.
+        assert_eq!(source.next, 3 + AFTER_CUT as u64);
+        assert_eq!(source.skipped_from, Some(3));
+        assert_eq!(delivered, vec![1, 10]);
+        assert_eq!(cuts.decide(1), None, "not aligned yet");
+
+        // Producer 1 arrives at its marker: aligned; the cut rereads producer 0's rows.
+        append(vec![
+            cut_marker(1, 1),
+            row(1, 11),
+            marker(0, i64::MAX),
+            marker(1, i64::MAX),
+        ]);
+        assert_eq!(drain(&mut source), Vec::<i64>::new());
+        assert_eq!(cuts.decide(2), Some(1));
+        source.snapshot_position(2).expect("snapshot");
+        let cut = cuts.last().expect("the unit's cut");
+        let offsets: Vec<(usize, u64)> =
+            cut.inputs.iter().map(|i| (i.producer, i.offset)).collect();
+        assert_eq!(offsets, vec![(0, 2), (1, 4 + AFTER_CUT as u64)]);
+        while !source.ended() {
+            delivered.extend(drain(&mut source));
+            assert!(source.pending.len() <= READ_MESSAGES);
+        }
+        delivered.sort();
+        let mut expected = vec![1, 10, 11];
+        expected.extend((0..AFTER_CUT).map(|v| 100 + v));
+        expected.sort();
+        assert_eq!(delivered, expected, "every row exactly once");
     }
 }

@@ -194,8 +194,8 @@ fn newest_job_checkpoint(
     topics: &dyn riffle_store::Topics,
     job: &str,
 ) -> Result<Option<u64>, ClusterError> {
-    let seen = crate::job_checkpoint::read_all(topics, job)?;
-    Ok(Some(seen.complete).filter(|n| *n > 0))
+    let complete = crate::job_checkpoint::newest_complete(topics, job)?;
+    Ok(Some(complete).filter(|n| *n > 0))
 }
 
 impl PlanFile {

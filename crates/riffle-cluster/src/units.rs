@@ -51,6 +51,21 @@ impl UnitId {
     }
 }
 
+/// As its text `<stage>-<unit>`, so that it can key a JSON object.
+impl serde::Serialize for UnitId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for UnitId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("'{text}' is not a unit")))
+    }
+}
+
 /// The consumer group of a rocketmq source of a unit: the table's own, or a group private to
 /// the source operator (`<job>-source-<operator>`). A unit that starts without a checkpoint of
 /// its own starts from its group's committed offsets, so no other source operator may commit
