@@ -23,7 +23,7 @@
 //!
 //! The coordinator also appends a snapshot record of the folded job checkpoints every
 //! [`crate::coord_log::SNAPSHOT_EVERY`] events, from which a process that opens the topic
-//! folds on ([`crate::coord_log::Fold`]).
+//! folds on (`coord_log::Fold`).
 //!
 //! A unit's newest cut is also written into each of its checkpoints (the file
 //! [`CUT_FILE`]), so it moves with the unit: a unit restored from a checkpoint at or after its

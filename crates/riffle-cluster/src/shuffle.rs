@@ -923,14 +923,15 @@ mod tests {
         let cuts = UnitCuts::new(log, None);
         let mut source = source(&store, &cuts);
         let mut delivered = Vec::new();
+        let mut most_held = 0;
         for _ in 0..10 {
             delivered.extend(drain(&mut source));
-            assert!(
-                source.pending.len() <= READ_MESSAGES,
-                "{} messages in memory",
-                source.pending.len()
-            );
+            most_held = most_held.max(source.pending.len());
         }
+        eprintln!(
+            "{AFTER_CUT} messages of an aligned producer skipped, at most {most_held} in memory"
+        );
+        assert!(most_held <= READ_MESSAGES, "{most_held} messages in memory");
         // The whole queue was read, and only the first skipped message's offset kept.
         assert_eq!(source.next, 3 + AFTER_CUT as u64);
         assert_eq!(source.skipped_from, Some(3));
