@@ -153,7 +153,8 @@ fn newest_snapshot(
     Ok(None)
 }
 
-fn topic_error(topic: &str, e: impl std::fmt::Display) -> ClusterError {
+/// An error of the coordination topic `topic`.
+pub(crate) fn topic_error(topic: &str, e: impl std::fmt::Display) -> ClusterError {
     ClusterError::new(format!("coordination topic '{topic}': {e}"))
 }
 

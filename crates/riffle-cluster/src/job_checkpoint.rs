@@ -168,11 +168,7 @@ fn read(
     match topics.topic_config(&topic) {
         Ok(_) => {}
         Err(StoreError::TopicNotFound(_)) => return Ok(JobCheckpoints::default()),
-        Err(e) => {
-            return Err(ClusterError::new(format!(
-                "coordination topic '{topic}': {e}"
-            )))
-        }
+        Err(e) => return Err(crate::coord_log::topic_error(&topic, e)),
     }
     let mut folded = start(&topic)?;
     folded.catch_up(topics, &topic)?;
