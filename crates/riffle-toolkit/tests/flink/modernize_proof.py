@@ -81,8 +81,9 @@ def migrate(sqls: dict[str, str], verbose: bool) -> dict[str, tuple[str, dict]]:
         for name, text in sqls.items():
             (src / f"{name}.sql").write_text(text, encoding="utf-8")
         env = dict(os.environ, RIFFLE_MIGRATE_IN=str(src), RIFFLE_MIGRATE_OUT=str(dst))
-        env.setdefault("CARGO_TARGET_DIR", str(Path.home() / ".cache" / "riffle-target-migrate"))
-        cmd = ["cargo", "test", "-q", "-p", "riffle-toolkit", "--test", "migrate_flink", "--", "--ignored"]
+        # `--workspace` (not `-p riffle-toolkit`): the workspace's feature set, so the normal
+        # test build is reused instead of DataFusion being rebuilt.
+        cmd = ["cargo", "test", "-q", "--workspace", "--locked", "--test", "migrate_flink", "--", "--ignored"]
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=not verbose, text=True)
         if proc.returncode != 0:
             sys.exit(f"modernize_proof: migrate failed:\n{proc.stdout}\n{proc.stderr}")

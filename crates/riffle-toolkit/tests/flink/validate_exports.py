@@ -42,8 +42,9 @@ flink.EXPECTED_FAILURES["rsqldb_ticket_dim_join.sql"] = "Unsupported time travel
 
 def write_exports(out: Path, targets: list[str], verbose: bool) -> None:
     env = dict(os.environ, RIFFLE_EXPORT_OUT=str(out), RIFFLE_EXPORT_TARGETS=",".join(targets))
-    env.setdefault("CARGO_TARGET_DIR", str(Path.home() / ".cache" / "riffle-target-migrate"))
-    cmd = ["cargo", "test", "-q", "-p", "riffle-toolkit", "--test", "export_flink", "--", "--ignored"]
+    # `--workspace` (not `-p riffle-toolkit`) builds with the workspace's feature set, so the
+    # test's build reuses the normal test build instead of rebuilding DataFusion.
+    cmd = ["cargo", "test", "-q", "--workspace", "--locked", "--test", "export_flink", "--", "--ignored"]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=not verbose, text=True)
     if proc.returncode != 0:
         sys.exit(f"validate_exports: export failed:\n{proc.stdout}\n{proc.stderr}")
