@@ -737,6 +737,20 @@ impl Planner {
         Ok(plan)
     }
 
+    /// A boolean configuration option (`false` when not set).
+    fn bool_option(&self, key: &str) -> Result<bool, Vec<Diagnostic>> {
+        match self.config.get(key) {
+            None => Ok(false),
+            Some(v) => v.trim().parse::<bool>().map_err(|_| {
+                vec![Diagnostic::error(
+                    PLAN_ERROR,
+                    format!("invalid value for '{key}': '{v}'"),
+                    Span::default(),
+                )]
+            }),
+        }
+    }
+
     fn finish(self) -> Result<JobGraph, Vec<Diagnostic>> {
         if self.sinks.is_empty() {
             return Err(vec![Diagnostic::error(
@@ -768,22 +782,15 @@ impl Planner {
                 )]
             })?,
         };
-        let cdc_events_duplicate = match self.config.get("table.exec.source.cdc-events-duplicate") {
-            None => false,
-            Some(v) => v.trim().parse::<bool>().map_err(|_| {
-                vec![Diagnostic::error(
-                    PLAN_ERROR,
-                    format!("invalid value for 'table.exec.source.cdc-events-duplicate': '{v}'"),
-                    Span::default(),
-                )]
-            })?,
-        };
+        let cdc_events_duplicate = self.bool_option("table.exec.source.cdc-events-duplicate")?;
+        let mini_batch = self.bool_option("table.exec.mini-batch.enabled")?;
         let mut builder = GraphBuilder {
             session: &self.session,
             catalog: &self.catalog,
             parallelism,
             interval_ms,
             cdc_events_duplicate,
+            mini_batch,
             operators: Vec::new(),
             edges: Vec::new(),
             span: Span::default(),
@@ -1530,6 +1537,8 @@ struct GraphBuilder<'a> {
     interval_ms: i64,
     /// `table.exec.source.cdc-events-duplicate`: CDC sources get a `ChangelogNormalize`.
     cdc_events_duplicate: bool,
+    /// `table.exec.mini-batch.enabled` (Flink then keeps every Top-1 an updating result).
+    mini_batch: bool,
     operators: Vec<Operator>,
     edges: Vec<Edge>,
     /// Statement being translated (for diagnostics).

@@ -21,16 +21,28 @@ pub struct RankSpec {
     pub output_rank: bool,
     /// How the ranking is computed and emitted.
     pub strategy: RankStrategy,
+    /// Flink's update-fast Top-N ([`RankStrategy::TopN`] over an updating input whose unique
+    /// key, these columns, holds the partition key and whose sort keys only move toward the
+    /// top): an update of a kept row replaces it in place (`-U`/`+U` of that row), its
+    /// update-before rows are ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_key: Option<Vec<usize>>,
+    /// A Top-1 Flink 2.3 declares insert-only (see `rank_plan`): a better row replaces the
+    /// kept one with `+U` alone, no `-U`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drop_update_before: bool,
 }
 
 /// How a [`RankSpec`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RankStrategy {
-    /// Streaming Top-N (Flink's `AppendOnlyTopNFunction` / `RetractableTopNFunction`): every
-    /// change of the kept ranks is emitted at once; with the row number (or a start above 1)
-    /// as `-U`/`+U` per changed rank, without it as `-D` of the rows that left and `+I` of the
-    /// rows that entered.
+    /// Streaming Top-N (Flink's `AppendOnlyTopNFunction` / `RetractableTopNFunction` /
+    /// `UpdatableTopNFunction` / `FastTop1Function`): every change of the kept ranks is emitted
+    /// at once; with the row number (or a start above 1) as `-U`/`+U` per changed rank, without
+    /// it as `-D` of the rows that left and `+I` of the rows that entered (`-U`/`+U` of a row
+    /// updated in place, and of the replaced row of a Top-1 over an insert-only or update-fast
+    /// input).
     TopN,
     /// Deduplication on a processing-time order (`ORDER BY proctime ASC|DESC`, `rn = 1`):
     /// keep-first emits a key's first row only; keep-last emits `+I`, then `-U`/`+U` per row.

@@ -15,7 +15,7 @@ use datafusion::sql::sqlparser::ast as sql;
 use super::{
     df_error, plan_error, unsupported, window_keys, Catalog, GraphBuilder, Node, PlanResult,
 };
-use crate::graph::{ChangelogMode, Field, OperatorKind, Partitioning, SortKey};
+use crate::graph::{AggregateFunction, ChangelogMode, Field, OperatorKind, Partitioning, SortKey};
 use crate::rank::{RankSpec, RankStrategy};
 use crate::window::WindowTvfNode;
 
@@ -152,16 +152,36 @@ impl GraphBuilder<'_> {
             }
             _ => RankStrategy::TopN,
         };
-        let changelog = match strategy {
+        let updating = !matches!(
+            strategy,
             RankStrategy::Window { .. }
-            | RankStrategy::ProcTimeDedup { keep_last: false }
-            | RankStrategy::RowTimeDedup {
-                keep_last: false, ..
-            } => ChangelogMode::InsertOnly,
-            _ => ChangelogMode::Retract,
+                | RankStrategy::ProcTimeDedup { keep_last: false }
+                | RankStrategy::RowTimeDedup {
+                    keep_last: false,
+                    ..
+                }
+        );
+        let top_n = strategy == RankStrategy::TopN;
+        // Flink 2.3 takes a Top-1 without the rank number over an insert-only input for a
+        // keep-first deduplication unless its order is a single descending key (or mini-batch
+        // is on): it declares it insert-only and its FastTop1Function then emits no -U.
+        let drop_update_before = top_n
+            && first_only
+            && insert_only
+            && !self.mini_batch
+            && !matches!(order.as_slice(), [key] if !key.ascending);
+        let row_key = if top_n && !insert_only {
+            self.update_fast_key(&input, &partition, &order)
+        } else {
+            None
+        };
+        let changelog = if updating && !drop_update_before {
+            ChangelogMode::Retract
+        } else {
+            ChangelogMode::InsertOnly
         };
         let mut schema = input.fields.clone();
-        if changelog != ChangelogMode::InsertOnly {
+        if updating {
             for f in &mut schema {
                 f.rowtime = false;
             }
@@ -184,8 +204,11 @@ impl GraphBuilder<'_> {
             order,
             start: rank.start,
             end: rank.end,
-            output_rank,
+            // Flink computes the number of a single rank (`rn = 2`) as a constant.
+            output_rank: output_rank && rank.start != rank.end,
             strategy,
+            row_key,
+            drop_update_before,
         };
         let (parallelism, partitioning) = if partition.is_empty() {
             (1, Partitioning::Global)
@@ -219,6 +242,77 @@ impl GraphBuilder<'_> {
         }
         Ok(node)
     }
+}
+
+impl GraphBuilder<'_> {
+    /// The unique key Flink's update-fast Top-N keys rows by, when `input` allows one: an
+    /// unbounded aggregation over an insert-only input, reached through filterless
+    /// projections of plain columns, grouped by keys that hold the partition key and are all
+    /// kept, every sort key a group key or an aggregate that only moves toward the top
+    /// (`COUNT` or `MAX` descending, `MIN` ascending; Flink's `SUM` needs a known sign of its
+    /// argument, which Riffle does not track). Otherwise Flink runs its retractable Top-N.
+    fn update_fast_key(
+        &self,
+        input: &Node,
+        partition: &[usize],
+        order: &[SortKey],
+    ) -> Option<Vec<usize>> {
+        if order.is_empty() {
+            return None;
+        }
+        // What each column of the rank's input is among the current operator's columns.
+        let mut columns: Vec<usize> = (0..input.fields.len()).collect();
+        let mut op = input.op;
+        loop {
+            let from = self.edges.iter().find(|e| e.to == op)?;
+            match &self.operators.get(op)?.kind {
+                OperatorKind::Calc {
+                    filter: None,
+                    projection,
+                } => {
+                    let source = &self.operators.get(from.from)?.schema;
+                    columns = columns
+                        .iter()
+                        .map(|c| plain_column(&projection.get(*c)?.sql, source))
+                        .collect::<Option<_>>()?;
+                    op = from.from;
+                }
+                OperatorKind::GroupAggregate { keys, aggregates } => {
+                    if from.changelog != ChangelogMode::InsertOnly {
+                        return None;
+                    }
+                    let n = keys.len();
+                    if !partition.iter().all(|p| columns[*p] < n) {
+                        return None;
+                    }
+                    let toward_top = |key: &SortKey| {
+                        let c = columns[key.column];
+                        c < n
+                            || match aggregates.get(c - n).map(|a| a.function) {
+                                Some(AggregateFunction::CountStar)
+                                | Some(AggregateFunction::Count)
+                                | Some(AggregateFunction::Max) => !key.ascending,
+                                Some(AggregateFunction::Min) => key.ascending,
+                                _ => false,
+                            }
+                    };
+                    if !order.iter().all(toward_top) {
+                        return None;
+                    }
+                    return (0..n)
+                        .map(|g| columns.iter().position(|c| *c == g))
+                        .collect();
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+/// The input column a projected expression's SQL names, when it is a plain column reference.
+fn plain_column(sql: &str, input: &[Field]) -> Option<usize> {
+    let name = sql.trim_matches(|c| c == '"' || c == '`');
+    input.iter().position(|f| f.name == name)
 }
 
 /// Matches a filter bounding the rank of a single-call ranking window.

@@ -191,14 +191,39 @@ fn kept(rows: &[Ranked], start: usize, end: usize) -> Vec<Ranked> {
     rows[from..to].to_vec()
 }
 
+/// Whether two kept rows differ (another row, or the same row updated in place).
+fn changed(b: &Ranked, a: &Ranked) -> bool {
+    b.id != a.id || b.values != a.values
+}
+
 impl TopNRank {
     fn emit_changes(&self, before: &[Ranked], after: &[Ranked], out: &mut RowsOut) {
         let start = self.spec.start;
+        // Flink's FastTop1Function (Top-1 over an insert-only or update-fast input) replaces
+        // the kept row with an update, without -U when the planner declared it insert-only.
+        let fast_top1 = start == 1
+            && self.spec.end == 1
+            && !self.spec.output_rank
+            && (self.append_only || self.spec.row_key.is_some());
+        if fast_top1 {
+            match (before.first(), after.first()) {
+                (Some(b), Some(a)) if changed(b, a) => {
+                    if !self.spec.drop_update_before {
+                        push_ranked(out, RowKind::UpdateBefore, &b.values, 1);
+                    }
+                    push_ranked(out, RowKind::UpdateAfter, &a.values, 1);
+                }
+                (None, Some(a)) => push_ranked(out, RowKind::Insert, &a.values, 1),
+                (Some(b), None) => push_ranked(out, RowKind::Delete, &b.values, 1),
+                _ => {}
+            }
+            return;
+        }
         if self.spec.output_rank || start > 1 {
             for i in 0..before.len().max(after.len()) {
                 let rank = start + i;
                 match (before.get(i), after.get(i)) {
-                    (Some(b), Some(a)) if b.id != a.id => {
+                    (Some(b), Some(a)) if changed(b, a) => {
                         push_ranked(out, RowKind::UpdateBefore, &b.values, rank);
                         push_ranked(out, RowKind::UpdateAfter, &a.values, rank);
                     }
@@ -215,8 +240,14 @@ impl TopNRank {
             }
         }
         for (i, a) in after.iter().enumerate() {
-            if !before.iter().any(|b| b.id == a.id) {
-                push_ranked(out, RowKind::Insert, &a.values, start + i);
+            match before.iter().find(|b| b.id == a.id) {
+                None => push_ranked(out, RowKind::Insert, &a.values, start + i),
+                // A row updated in place (update-fast Top-N) stays kept.
+                Some(b) if b.values != a.values => {
+                    push_ranked(out, RowKind::UpdateBefore, &b.values, start + i);
+                    push_ranked(out, RowKind::UpdateAfter, &a.values, start + i);
+                }
+                Some(_) => {}
             }
         }
     }
@@ -281,7 +312,31 @@ impl StreamOperator for TopNRank {
                 continue; // retraction of an unknown partition
             };
             let before;
-            if batch.kind(row).is_addition() {
+            let kind = batch.kind(row);
+            if let (Some(row_key), true) = (&self.spec.row_key, kind.is_addition()) {
+                // Update-fast: the row replaces the kept row of its key, keeping its identity;
+                // it goes after the rows it ties with, as a newly arrived row.
+                before = kept(rows, start, end);
+                let same_key = |r: &Ranked| row_key.iter().all(|k| r.values.get(*k) == values.get(*k));
+                let id = match rows.iter().position(same_key) {
+                    Some(old) => rows.remove(old).id,
+                    None => {
+                        self.next_id += 1;
+                        self.next_id - 1
+                    }
+                };
+                let position = rows.partition_point(|r| r.sort.row() <= sort);
+                rows.insert(
+                    position,
+                    Ranked {
+                        sort: sort.owned(),
+                        id,
+                        values,
+                    },
+                );
+            } else if self.spec.row_key.is_some() && kind == RowKind::UpdateBefore {
+                continue; // the update-after replaces the row
+            } else if kind.is_addition() {
                 let position = rows.partition_point(|r| r.sort.row() <= sort);
                 if append_only && position >= end {
                     continue; // cannot enter the top
@@ -770,6 +825,8 @@ mod tests {
             end,
             output_rank,
             strategy,
+            row_key: None,
+            drop_update_before: false,
         }
     }
 
