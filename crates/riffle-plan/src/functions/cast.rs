@@ -504,6 +504,9 @@ fn parse_double(s: &str) -> Option<f64> {
 /// A decimal string (with optional exponent) as units of 10^-scale, rounded half-up; None
 /// when it does not fit `precision` digits.
 fn parse_decimal(s: &str, precision: u8, scale: i8) -> Option<i128> {
+    if precision <= 18 && s.len() <= 18 {
+        return parse_short_decimal(s, precision, scale);
+    }
     let (mantissa, exponent) = match s.find(['e', 'E']) {
         Some(i) => (&s[..i], s[i + 1..].parse::<i32>().ok()?),
         None => (s, 0),
@@ -556,6 +559,73 @@ fn parse_decimal(s: &str, precision: u8, scale: i8) -> Option<i128> {
     if units >= 10i128.pow(u32::from(precision)) {
         return None;
     }
+    Some(if negative { -units } else { units })
+}
+
+/// Flink's parse of a short decimal string (precision and text of at most 18): overflow is
+/// decided by the digit count (leading zeros included) before rounding, so a value rounded up
+/// past the precision (`-99.995` as `DECIMAL(4, 2)`: `-100.00`) is kept; a last character that
+/// ends the number is ignored.
+fn parse_short_decimal(s: &str, precision: u8, scale: i8) -> Option<i128> {
+    let b = s.as_bytes();
+    let negative = b.first() == Some(&b'-');
+    let mut i = usize::from(negative || b.first() == Some(&b'+'));
+    if b.is_empty() || i == b.len() {
+        return None;
+    }
+    let (mut significand, mut len, mut point) = (0i128, 0i32, None);
+    let mut c = 0u8;
+    while let Some(&next) = b.get(i) {
+        c = next;
+        i += 1;
+        match c {
+            b'0'..=b'9' => {
+                significand = significand * 10 + i128::from(c - b'0');
+                len += 1;
+            }
+            b'.' if point.is_some() => return None,
+            b'.' => point = Some(len),
+            _ => break,
+        }
+    }
+    let mut exp = 0i32;
+    if (c == b'e' || c == b'E') && i < b.len() {
+        let exp_negative = b[i] == b'-';
+        if exp_negative || b[i] == b'+' {
+            i += 1;
+            if i == b.len() {
+                return None;
+            }
+        }
+        while let Some(&d) = b.get(i) {
+            i += 1;
+            if !d.is_ascii_digit() {
+                break;
+            }
+            if exp < 40 {
+                exp = exp * 10 + i32::from(d - b'0');
+            }
+        }
+        if exp_negative {
+            exp = -exp;
+        }
+    }
+    exp -= len - point.unwrap_or(len);
+    if b[i..].iter().any(|c| !matches!(c, b' ' | b'\n' | b'\t')) {
+        return None;
+    }
+    let change = exp + i32::from(scale);
+    if len + change > i32::from(precision) {
+        return None;
+    }
+    let units = if change >= 0 {
+        significand * 10i128.checked_pow(change.unsigned_abs())?
+    } else if change < -38 {
+        0
+    } else {
+        let unit = 10i128.pow(change.unsigned_abs());
+        (significand + unit / 2) / unit
+    };
     Some(if negative { -units } else { units })
 }
 

@@ -1,4 +1,5 @@
-//! Equality between a `STRING` and a `BOOLEAN`, which Flink accepts without a common type.
+//! Binary operations Flink accepts and DataFusion does not plan: equality between a `STRING`
+//! and a `BOOLEAN` (without a common type), and an integer times an interval.
 //!
 //! Flink never finds such values equal: `s = b` is FALSE (`s <> b` TRUE) whatever the string
 //! holds, even `'TRUE' = TRUE`, and NULL when either side is NULL. DataFusion has no common type
@@ -43,6 +44,44 @@ impl ExprPlanner for StringBooleanEquality {
         let planned = when(either_null, lit(ScalarValue::Boolean(None))).otherwise(lit(equal))?;
         Ok(PlannerResult::Planned(planned))
     }
+}
+
+/// Plans `n * INTERVAL ..` and `INTERVAL .. * n` (an integer times an interval), which Flink
+/// computes and DataFusion rejects, as a call of Riffle's interval multiplication.
+#[derive(Debug)]
+struct IntervalTimesInteger;
+
+impl ExprPlanner for IntervalTimesInteger {
+    fn plan_binary_op(
+        &self,
+        expr: RawBinaryExpr,
+        schema: &DFSchema,
+    ) -> DfResult<PlannerResult<RawBinaryExpr>> {
+        if expr.op != BinaryOperator::Multiply {
+            return Ok(PlannerResult::Original(expr));
+        }
+        let (Ok(l), Ok(r)) = (expr.left.get_type(schema), expr.right.get_type(schema)) else {
+            return Ok(PlannerResult::Original(expr));
+        };
+        let interval = |t: &DataType| matches!(t, DataType::Interval(_));
+        if !(interval(&l) && r.is_integer() || l.is_integer() && interval(&r)) {
+            return Ok(PlannerResult::Original(expr));
+        }
+        let Some(f) = super::riffle_functions()
+            .into_iter()
+            .find(|f| f.name() == super::temporal::INTERVAL_MULTIPLY)
+        else {
+            return Ok(PlannerResult::Original(expr));
+        };
+        Ok(PlannerResult::Planned(
+            Arc::new(f).call(vec![expr.left, expr.right]),
+        ))
+    }
+}
+
+/// The planner of integer-times-interval products, for the session's expression planners.
+pub fn interval_times_integer() -> Arc<dyn ExprPlanner> {
+    Arc::new(IntervalTimesInteger)
 }
 
 /// The planner of string/boolean (in)equalities, for the session's expression planners.

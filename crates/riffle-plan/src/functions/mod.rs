@@ -171,6 +171,7 @@ pub fn register(state: &mut SessionState) {
         )));
     }
     let _ = state.register_expr_planner(mixed_equality::string_boolean_equality());
+    let _ = state.register_expr_planner(mixed_equality::interval_times_integer());
     // Flink's GROUPING_ID(a, b, ..) is DataFusion's GROUPING over several columns: one bit per
     // column, set when the row's grouping set leaves it out, the first column most significant.
     let grouping = datafusion::functions_aggregate::grouping::grouping_udaf();

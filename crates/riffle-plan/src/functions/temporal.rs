@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, TimestampMillisecondArray};
-use arrow::datatypes::{DataType, Float64Type, Int64Type, TimeUnit};
+use arrow::datatypes::{
+    DataType, Float64Type, Int64Type, IntervalDayTime, IntervalMonthDayNano, TimeUnit,
+};
 use datafusion::common::{exec_err, plan_err, Result as DfResult, ScalarValue};
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
@@ -198,7 +200,8 @@ impl ScalarUDFImpl for ToTimestamp {
                 match formats {
                     None => parse_local_datetime(values.value(i)),
                     Some(f) if f.is_null(i) => None,
-                    Some(f) => parse_with_pattern(values.value(i), f.value(i)),
+                    // Java's SMART resolver: a day past the month's end is its last day.
+                    Some(f) => parse_with_pattern(values.value(i), f.value(i), true),
                 }
             })
             .collect();
@@ -242,8 +245,8 @@ fn parse_local_datetime(s: &str) -> Option<i64> {
 }
 
 /// Parses `s` with a Java date pattern made of `yyyy`, `MM`, `dd`, `HH`, `mm`, `ss`, `SSS` and
-/// literal characters.
-fn parse_with_pattern(s: &str, pattern: &str) -> Option<i64> {
+/// literal characters; `clamp_day` moves a day 29..31 past the month's end to its last day.
+fn parse_with_pattern(s: &str, pattern: &str, clamp_day: bool) -> Option<i64> {
     let (mut y, mut mo, mut d, mut h, mut mi, mut sec, mut frac) =
         (1970i64, 1u32, 1u32, 0i64, 0i64, 0i64, 0i64);
     let mut rest = s;
@@ -285,7 +288,60 @@ fn parse_with_pattern(s: &str, pattern: &str) -> Option<i64> {
     if !rest.is_empty() || h > 23 || mi > 59 || sec > 59 {
         return None;
     }
-    Some(epoch_day(y, mo, d)? * 86_400_000 + ((h * 60 + mi) * 60 + sec) * 1000 + frac)
+    let day = match epoch_day(y, mo, d) {
+        None if clamp_day && (29..=31).contains(&d) => (28..d).rev().find_map(|d| epoch_day(y, mo, d))?,
+        day => day?,
+    };
+    Some(day * 86_400_000 + ((h * 60 + mi) * 60 + sec) * 1000 + frac)
+}
+
+/// Flink's `TO_DATE(s, format)` of a string its format does not parse.
+const UNPARSED_DATE: i32 = 622_191_233;
+
+/// Parses `s` as Java's lenient `SimpleDateFormat` does (Flink's `TO_DATE` with a format and
+/// `UNIX_TIMESTAMP`): a number field takes every digit there is, unless the next pattern letter
+/// is a number field too (then exactly its width); out-of-range values roll over (month 13 is
+/// the next January, day 0 the month's eve); `S` counts milliseconds; text after the pattern is
+/// ignored. Local epoch milliseconds; `None` for text fields and strings that do not match.
+fn parse_lenient(s: &str, pattern: &str) -> Option<i64> {
+    let (mut y, mut mo, mut d, mut h, mut mi, mut sec, mut ms) = (1970i64, 1i64, 1i64, 0, 0, 0, 0);
+    let mut rest = s;
+    let mut p = pattern;
+    while let Some(c) = p.chars().next() {
+        if !c.is_ascii_alphabetic() {
+            rest = rest.strip_prefix(c)?;
+            p = &p[c.len_utf8()..];
+            continue;
+        }
+        let run = p.chars().take_while(|x| *x == c).count();
+        p = &p[run..];
+        let abutting = p.starts_with(|n: char| "yMdHmsS".contains(n));
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        let width = if abutting { run } else { digits };
+        if width == 0 || digits < width || (c == 'M' && run > 2) {
+            return None;
+        }
+        let value: i64 = rest[..width].parse().ok()?;
+        rest = &rest[width..];
+        match c {
+            'y' => y = value,
+            'M' => mo = value,
+            'd' => d = value,
+            'H' => h = value,
+            'm' => mi = value,
+            's' => sec = value,
+            'S' => ms = value,
+            _ => return None,
+        }
+    }
+    let months = y.checked_mul(12)?.checked_add(mo - 1)?;
+    let first = epoch_day(months.div_euclid(12), u32::try_from(months.rem_euclid(12) + 1).ok()?, 1)?;
+    let day = first.checked_add(d - 1)?;
+    let time = h.checked_mul(3_600_000)?
+        .checked_add(mi.checked_mul(60_000)?)?
+        .checked_add(sec.checked_mul(1000)?)?
+        .checked_add(ms)?;
+    day.checked_mul(MS_PER_DAY)?.checked_add(time)
 }
 
 /// Days since 1970-01-01 of a valid civil date.
@@ -344,10 +400,10 @@ mod tests {
         assert_eq!(parse_local_datetime("2020-04-15"), Some(1_586_908_800_000));
         assert_eq!(parse_local_datetime("2020-13-15 08:05:00"), None);
         assert_eq!(
-            parse_with_pattern("15/04/2020 08:05", "dd/MM/yyyy HH:mm"),
+            parse_with_pattern("15/04/2020 08:05", "dd/MM/yyyy HH:mm", false),
             Some(1_586_937_900_000)
         );
-        assert_eq!(parse_with_pattern("2020-04-15", "yyyy/MM/dd"), None);
+        assert_eq!(parse_with_pattern("2020-04-15", "yyyy/MM/dd", false), None);
     }
 }
 
@@ -568,11 +624,17 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
     vec![
         RowFunction::new("to_date", &[&[Str], &[Str, Str]], DataType::Date32, |v| {
             let s = text(&v[0]).unwrap_or_default();
-            let pattern = v.get(1).and_then(text).unwrap_or("yyyy-MM-dd");
-            let ms = parse_with_pattern(s, pattern);
-            Ok(ScalarValue::Date32(ms.and_then(|ms| {
-                i32::try_from(ms.div_euclid(MS_PER_DAY)).ok()
-            })))
+            let days = |ms: i64| i32::try_from(ms.div_euclid(MS_PER_DAY)).ok();
+            Ok(ScalarValue::Date32(match v.get(1).and_then(text) {
+                None => parse_with_pattern(s, "yyyy-MM-dd", false).and_then(days),
+                // With a format Flink parses leniently, and a string it cannot parse gives the
+                // date of Long.MIN_VALUE milliseconds, wrapped into an int of days.
+                Some(pattern) => Some(
+                    parse_lenient(s, pattern)
+                        .and_then(days)
+                        .unwrap_or(UNPARSED_DATE),
+                ),
+            }))
         }),
         RowFunction::with_context(
             "from_unixtime",
@@ -595,7 +657,7 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
                 let s = text(&v[0]).unwrap_or_default();
                 let pattern = v.get(1).and_then(text).unwrap_or("yyyy-MM-dd HH:mm:ss");
                 // Flink answers a string the pattern does not parse with Long.MIN_VALUE.
-                let seconds = parse_with_pattern(s, pattern)
+                let seconds = parse_lenient(s, pattern)
                     .map_or(i64::MIN, |local| cx.zone.to_utc(local).div_euclid(1000));
                 Ok(ScalarValue::Int64(Some(seconds)))
             },
@@ -623,7 +685,7 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
                 }
             };
             let (from, to) = (zone(1)?, zone(2)?);
-            let Some(local) = parse_with_pattern(s, "yyyy-MM-dd HH:mm:ss") else {
+            let Some(local) = parse_with_pattern(s, "yyyy-MM-dd HH:mm:ss", false) else {
                 return Ok(ScalarValue::Utf8(None));
             };
             let converted = to.to_local(from.to_utc(local));
@@ -710,6 +772,49 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             round_time(&v[0], text(&v[1]).unwrap_or_default(), true, cx.zone)
         })
         .returning(|t| t.first().cloned().unwrap_or(DataType::Null)),
+        // `n * INTERVAL ..` (either order), which DataFusion cannot multiply (see
+        // `mixed_equality`): the interval with every field multiplied, wrapping as Java does.
+        RowFunction::new(
+            INTERVAL_MULTIPLY,
+            &[&[Int, Any], &[Any, Int]],
+            DataType::Null,
+            |v| {
+                let (interval, factor) = match v[0].data_type() {
+                    DataType::Interval(_) => (&v[0], &v[1]),
+                    _ => (&v[1], &v[0]),
+                };
+                let Some(k) = int(factor) else {
+                    return Ok(interval.to_null());
+                };
+                Ok(match interval {
+                    ScalarValue::IntervalMonthDayNano(Some(i)) => {
+                        ScalarValue::IntervalMonthDayNano(Some(IntervalMonthDayNano::new(
+                            i.months.wrapping_mul(k as i32),
+                            i.days.wrapping_mul(k as i32),
+                            i.nanoseconds.wrapping_mul(k),
+                        )))
+                    }
+                    ScalarValue::IntervalDayTime(Some(i)) => {
+                        ScalarValue::IntervalDayTime(Some(IntervalDayTime::new(
+                            i.days.wrapping_mul(k as i32),
+                            i.milliseconds.wrapping_mul(k as i32),
+                        )))
+                    }
+                    ScalarValue::IntervalYearMonth(Some(m)) => {
+                        ScalarValue::IntervalYearMonth(Some(m.wrapping_mul(k as i32)))
+                    }
+                    other => {
+                        return exec_err!("cannot multiply {} by a number", other.data_type())
+                    }
+                })
+            },
+        )
+        .returning(|t| {
+            t.iter()
+                .find(|t| matches!(t, DataType::Interval(_)))
+                .cloned()
+                .unwrap_or(DataType::Null)
+        }),
         RowFunction::new("timestampdiff", &[&[Str, Any, Any]], DataType::Int32, |v| {
             let (Some(a), Some(b)) = (nanos(&v[1]), nanos(&v[2])) else {
                 return Ok(ScalarValue::Int32(None));
@@ -724,6 +829,9 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
         }),
     ]
 }
+
+/// The function `n * INTERVAL ..` is planned as.
+pub(super) const INTERVAL_MULTIPLY: &str = "riffle_interval_multiply";
 
 /// The name the planner gives `TIMESTAMPADD` calls by a unit below a day.
 pub(super) const CLOCK_TIMESTAMPADD: &str = "timestampadd_clock";
