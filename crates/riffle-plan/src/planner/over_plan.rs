@@ -191,6 +191,18 @@ impl GraphBuilder<'_> {
                 f.clone()
             })
             .collect();
+        for call in &over_calls {
+            // Flink's LAG needs a default of the value's runtime class (DATE and INT share one).
+            let class = |i: Option<usize>| i.and_then(|i| projected.fields.get(i)).map(|f| internal_class(&f.data_type));
+            if let (Some(value), Some(default)) = (class(call.arg), class(call.default)) {
+                if default != "NULL" && value != default {
+                    return Err(plan_error(
+                        format!("Please explicitly cast default value of {} to the value's type.", call.name),
+                        span,
+                    ));
+                }
+            }
+        }
         for call in &mut over_calls {
             call.name = names.unique(&call.name);
             let arg = call.arg.and_then(|a| projected.fields.get(a));
@@ -375,4 +387,26 @@ fn call_field(call: &OverCall, arg: Option<&Field>) -> Result<Field, String> {
         nullable,
         rowtime: false,
     })
+}
+
+/// The Java class Flink holds a value of `flink_type` (a summary type) in at runtime.
+fn internal_class(flink_type: &str) -> &'static str {
+    let t = flink_type.trim_end_matches(" NOT NULL");
+    let root = t.split(['(', '<', ' ']).next().unwrap_or(t);
+    match root {
+        "TINYINT" => "Byte",
+        "SMALLINT" => "Short",
+        "INT" | "INTEGER" | "DATE" | "TIME" => "Integer",
+        "INTERVAL" if t.contains("MONTH") => "Integer",
+        "BIGINT" | "INTERVAL" => "Long",
+        "FLOAT" => "Float",
+        "DOUBLE" => "Double",
+        "DECIMAL" => "DecimalData",
+        "CHAR" | "VARCHAR" | "STRING" => "StringData",
+        "BOOLEAN" => "Boolean",
+        "BINARY" | "VARBINARY" | "BYTES" => "byte[]",
+        "TIMESTAMP" | "TIMESTAMP_LTZ" => "TimestampData",
+        "NULL" => "NULL",
+        _ => "other",
+    }
 }
