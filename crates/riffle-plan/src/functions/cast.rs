@@ -360,7 +360,14 @@ fn cast_value(
         Some(s) => match arrow {
             DataType::Utf8 => ScalarValue::Utf8(Some(s.to_string())),
             DataType::Binary => ScalarValue::Binary(Some(s.as_bytes().to_vec())),
-            _ => parse(s, arrow)?,
+            _ => match (parse(s, arrow)?, &flink.kind) {
+                // A TIME below millisecond precision drops the rest of the fraction.
+                (ScalarValue::Time32Millisecond(Some(ms)), TypeKind::Time(p)) => {
+                    let step = 10i32.pow(3 - u32::from((*p).min(3)));
+                    ScalarValue::Time32Millisecond(Some(ms / step * step))
+                }
+                (value, _) => value,
+            },
         },
         None => convert::convert(v, flink, arrow, cx.zone)?,
     };

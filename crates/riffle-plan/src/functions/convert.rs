@@ -306,9 +306,11 @@ fn format_time(nanos: i128) -> String {
         ms / 60_000 % 60,
         ms / 1000 % 60
     );
+    // Flink writes the millisecond digits up to the last non-zero one (`.5`, `.001`); a zero
+    // fraction is left out, as for the usual TIME(0).
     match ms % 1000 {
         0 => base,
-        frac => format!("{base}.{frac:03}"),
+        frac => format!("{base}.{}", format!("{frac:03}").trim_end_matches('0')),
     }
 }
 
