@@ -1997,13 +1997,10 @@ impl GraphBuilder<'_> {
             let Some(fetch) = fetch else {
                 return Err(unsupported("ORDER BY with OFFSET but without LIMIT", span));
             };
-            if offset > 0 {
-                return Err(unsupported(
-                    "ORDER BY .. LIMIT with OFFSET (Top-N rank ranges)",
-                    span,
-                ));
-            }
-            let fetch = sort.fetch.map_or(fetch, |f| f.min(fetch));
+            // A fetch pushed into the sort counts the skipped rows too.
+            let fetch = sort
+                .fetch
+                .map_or(fetch, |f| f.saturating_sub(offset).min(fetch));
             return self.top_n(sort, offset, fetch);
         }
         let input = self.translate(&limit.input)?;
@@ -2068,17 +2065,11 @@ impl GraphBuilder<'_> {
         fetch: usize,
     ) -> PlanResult<Node> {
         let span = self.span;
-        if offset > 0 {
-            return Err(unsupported(
-                "ORDER BY .. LIMIT with OFFSET (Top-N rank ranges)",
-                span,
-            ));
-        }
         let input = self.translate(&sort.input)?;
-        if input.changelog != ChangelogMode::InsertOnly {
-            return Err(unsupported("Top-N over an updating stream", span));
-        }
         let order = sort_keys(sort, span)?;
+        if offset > 0 || input.changelog != ChangelogMode::InsertOnly {
+            return self.sort_limit(input, order, offset, fetch, sort.input.schema());
+        }
         let schema = input.fields.clone();
         Ok(self.add(
             OperatorKind::TopN { order, fetch },

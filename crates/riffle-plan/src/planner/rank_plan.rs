@@ -245,6 +245,58 @@ impl GraphBuilder<'_> {
 }
 
 impl GraphBuilder<'_> {
+    /// `ORDER BY .. LIMIT` with an `OFFSET` or over an updating input, which Flink runs with
+    /// its Top-N functions (no partition, ranks `offset + 1 ..= offset + fetch`, no rank
+    /// number): a rank operator, then the rank column dropped (`schema` is the sort's).
+    pub(super) fn sort_limit(
+        &mut self,
+        input: Node,
+        order: Vec<SortKey>,
+        offset: usize,
+        fetch: usize,
+        schema: &datafusion::common::DFSchema,
+    ) -> PlanResult<Node> {
+        let insert_only = input.changelog == ChangelogMode::InsertOnly;
+        let row_key = if insert_only {
+            None
+        } else {
+            self.update_fast_key(&input, &[], &order)
+        };
+        let mut fields = input.fields.clone();
+        for f in &mut fields {
+            f.rowtime = false;
+        }
+        let columns: Vec<Expr> = fields
+            .iter()
+            .map(|f| Expr::Column(Column::from_name(f.name.clone())))
+            .collect();
+        fields.push(Field {
+            name: "$rank".into(),
+            data_type: "BIGINT NOT NULL".into(),
+            arrow_type: arrow::datatypes::DataType::Int64.to_string(),
+            nullable: false,
+            rowtime: false,
+        });
+        let spec = RankSpec {
+            partition: Vec::new(),
+            order,
+            start: offset + 1,
+            end: offset + fetch,
+            output_rank: false,
+            strategy: RankStrategy::TopN,
+            row_key,
+            drop_update_before: false,
+        };
+        let node = self.add(
+            OperatorKind::Rank(spec),
+            1,
+            fields,
+            ChangelogMode::Retract,
+            &[(&input, Partitioning::Global)],
+        );
+        self.calc(node, None, &columns, schema)
+    }
+
     /// The unique key Flink's update-fast Top-N keys rows by, when `input` allows one: an
     /// unbounded aggregation over an insert-only input, reached through filterless
     /// projections of plain columns, grouped by keys that hold the partition key and are all
