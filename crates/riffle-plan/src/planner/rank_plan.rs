@@ -13,7 +13,8 @@ use datafusion::logical_expr::{
 use datafusion::sql::sqlparser::ast as sql;
 
 use super::{
-    df_error, plan_error, unsupported, window_keys, Catalog, GraphBuilder, Node, PlanResult,
+    df_error, names_schema, plan_error, unsupported, window_keys, Catalog, GraphBuilder, Node,
+    PlanResult,
 };
 use crate::graph::{AggregateFunction, ChangelogMode, Field, OperatorKind, Partitioning, SortKey};
 use crate::rank::{RankSpec, RankStrategy};
@@ -65,35 +66,57 @@ impl GraphBuilder<'_> {
         let span = self.span;
         let w = rank.window;
         let output_rank = self.rank_usage.uses(w);
-        let input = self.translate(&w.input)?;
+        let mut input = self.translate(&w.input)?;
         let Some(Expr::WindowFunction(wf)) = w.window_expr.first().map(|e| e.clone().unalias())
         else {
             return Err(plan_error("rank without a window function", span));
         };
         let in_schema = w.input.schema();
+        // Partition and sort expressions other than columns, computed after the input's
+        // columns (as Flink computes them in a Calc before its Rank).
+        let mut computed = Vec::new();
         let mut partition = Vec::new();
         for e in &wf.params.partition_by {
-            let Expr::Column(c) = e else {
-                return Err(unsupported("PARTITION BY an expression", span));
-            };
-            partition.push(
-                in_schema
+            partition.push(match e {
+                Expr::Column(c) => in_schema
                     .index_of_column(c)
                     .map_err(|e| df_error(e, span))?,
-            );
+                e => {
+                    computed.push(self.rewrite(e, in_schema, &input)?);
+                    input.fields.len() + computed.len() - 1
+                }
+            });
         }
         let mut order = Vec::new();
         for key in &wf.params.order_by {
-            let Expr::Column(c) = &key.expr else {
-                return Err(unsupported("ORDER BY an expression in a Top-N", span));
-            };
-            order.push(SortKey {
-                column: in_schema
+            let column = match &key.expr {
+                Expr::Column(c) => in_schema
                     .index_of_column(c)
                     .map_err(|e| df_error(e, span))?,
+                e => {
+                    computed.push(self.rewrite(e, in_schema, &input)?);
+                    input.fields.len() + computed.len() - 1
+                }
+            };
+            order.push(SortKey {
+                column,
                 ascending: key.asc,
                 nulls_first: key.nulls_first,
             });
+        }
+        let kept = input.fields.len();
+        if !computed.is_empty() {
+            let mut names: Vec<String> = input.fields.iter().map(|f| f.name.clone()).collect();
+            let mut exprs: Vec<Expr> = names
+                .iter()
+                .map(|n| Expr::Column(Column::from_name(n.clone())))
+                .collect();
+            for (i, e) in computed.into_iter().enumerate() {
+                names.push(format!("$rank_key{i}"));
+                exprs.push(e);
+            }
+            let schema = names_schema(&names, span)?;
+            input = self.calc(input, None, &exprs, &schema)?;
         }
         let window_end = window_partition(&w.input, &partition);
         let function = rank.function.to_ascii_uppercase();
@@ -109,7 +132,9 @@ impl GraphBuilder<'_> {
         let single_time_key = match order.as_slice() {
             [key] => {
                 let rowtime = input.fields.get(key.column).is_some_and(|f| f.rowtime);
-                let proctime = !rowtime && is_proctime(self.catalog, &w.input, key.column);
+                let proctime = !rowtime
+                    && key.column < kept
+                    && is_proctime(self.catalog, &w.input, key.column);
                 Some((key, rowtime, proctime))
             }
             _ => None,
@@ -222,6 +247,15 @@ impl GraphBuilder<'_> {
             changelog,
             &[(&input, partitioning)],
         );
+        if node.fields.len() > kept + 1 {
+            // Drop the computed sort columns again: the window's own columns and the rank.
+            let exprs: Vec<Expr> = node.fields[..kept]
+                .iter()
+                .chain(node.fields.last())
+                .map(|f| Expr::Column(Column::from_name(f.name.clone())))
+                .collect();
+            node = self.calc(node, None, &exprs, &w.schema)?;
+        }
         // The projections between the filter and the window, bottom first.
         for p in rank.chain.iter().rev() {
             let exprs = p
