@@ -28,6 +28,13 @@ pub(super) fn handles(source: &DataType, target: &DataType) -> bool {
     let number = |t: &DataType| t.is_signed_integer() || t.is_floating() || is_decimal(t);
     match (source, target) {
         (s, t) if (number(s) || *s == Boolean) && (number(t) || *t == Boolean) => true,
+        // Collections as Flink writes them: `[1, NULL]`, `{k=v}`, `(1, a)`.
+        (List(item), Utf8) => element_to_string(item.data_type()),
+        (Map(entries, _), Utf8) => match entries.data_type() {
+            Struct(kv) => kv.iter().all(|f| element_to_string(f.data_type())),
+            _ => false,
+        },
+        (Struct(fields), Utf8) => fields.iter().all(|f| element_to_string(f.data_type())),
         (s, Utf8) => {
             number(s)
                 || matches!(
@@ -47,6 +54,63 @@ pub(super) fn handles(source: &DataType, target: &DataType) -> bool {
         (Date32, Timestamp(..)) => true,
         (Binary | LargeBinary | BinaryView, Binary) => true,
         _ => false,
+    }
+}
+
+/// Whether values of `t` inside a collection can be written as text.
+fn element_to_string(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null)
+        || handles(t, &DataType::Utf8)
+}
+
+/// The text of a collection value (`[..]`, `{k=v, ..}`, `(..)`), its elements cast to STRING
+/// and NULL written `NULL`; None for other values.
+fn collection_text(v: &ScalarValue, zone: LocalZone) -> Option<String> {
+    let items = |array: &dyn arrow::array::Array| -> Option<Vec<String>> {
+        (0..array.len())
+            .map(|i| element_text(&ScalarValue::try_from_array(array, i).ok()?, zone))
+            .collect()
+    };
+    Some(match v {
+        ScalarValue::List(list) => format!("[{}]", items(list.value(0).as_ref())?.join(", ")),
+        ScalarValue::Map(map) => {
+            let pairs = map.value(0);
+            let keys = items(pairs.column(0).as_ref())?;
+            let values = items(pairs.column(1).as_ref())?;
+            let entries: Vec<String> = keys
+                .iter()
+                .zip(&values)
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            format!("{{{}}}", entries.join(", "))
+        }
+        ScalarValue::Struct(row) => {
+            let fields: Option<Vec<String>> = row
+                .columns()
+                .iter()
+                .map(|c| element_text(&ScalarValue::try_from_array(c.as_ref(), 0).ok()?, zone))
+                .collect();
+            format!("({})", fields?.join(", "))
+        }
+        _ => return None,
+    })
+}
+
+/// An element of a collection cast to STRING (`NULL` for NULL).
+fn element_text(v: &ScalarValue, zone: LocalZone) -> Option<String> {
+    if v.is_null() {
+        return Some("NULL".into());
+    }
+    if let ScalarValue::Utf8(Some(s)) | ScalarValue::LargeUtf8(Some(s)) | ScalarValue::Utf8View(Some(s)) = v {
+        return Some(s.clone());
+    }
+    let string = FlinkType {
+        kind: TypeKind::Varchar(i32::MAX as u32),
+        nullable: true,
+    };
+    match convert(v, &string, &DataType::Utf8, zone)? {
+        ScalarValue::Utf8(Some(s)) => Some(s),
+        _ => None,
     }
 }
 
@@ -73,7 +137,9 @@ pub(super) fn convert(
         };
     }
     match &flink.kind {
-        TypeKind::Char(_) | TypeKind::Varchar(_) => to_string(v).map(text),
+        TypeKind::Char(_) | TypeKind::Varchar(_) => collection_text(v, zone)
+            .or_else(|| to_string(v))
+            .map(text),
         TypeKind::Binary(_) | TypeKind::Varbinary(_) => match v {
             ScalarValue::Binary(b) | ScalarValue::LargeBinary(b) | ScalarValue::BinaryView(b) => {
                 Some(ScalarValue::Binary(b.clone()))
