@@ -59,8 +59,10 @@ pub(super) fn handles(source: &DataType, target: &DataType) -> bool {
 
 /// Whether values of `t` inside a collection can be written as text.
 fn element_to_string(t: &DataType) -> bool {
-    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null)
-        || handles(t, &DataType::Utf8)
+    matches!(
+        t,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null
+    ) || handles(t, &DataType::Utf8)
 }
 
 /// The text of a collection value (`[..]`, `{k=v, ..}`, `(..)`), its elements cast to STRING
@@ -101,7 +103,10 @@ fn element_text(v: &ScalarValue, zone: LocalZone) -> Option<String> {
     if v.is_null() {
         return Some("NULL".into());
     }
-    if let ScalarValue::Utf8(Some(s)) | ScalarValue::LargeUtf8(Some(s)) | ScalarValue::Utf8View(Some(s)) = v {
+    if let ScalarValue::Utf8(Some(s))
+    | ScalarValue::LargeUtf8(Some(s))
+    | ScalarValue::Utf8View(Some(s)) = v
+    {
         return Some(s.clone());
     }
     let string = FlinkType {
@@ -137,9 +142,9 @@ pub(super) fn convert(
         };
     }
     match &flink.kind {
-        TypeKind::Char(_) | TypeKind::Varchar(_) => collection_text(v, zone)
-            .or_else(|| to_string(v))
-            .map(text),
+        TypeKind::Char(_) | TypeKind::Varchar(_) => {
+            collection_text(v, zone).or_else(|| to_string(v)).map(text)
+        }
         TypeKind::Binary(_) | TypeKind::Varbinary(_) => match v {
             ScalarValue::Binary(b) | ScalarValue::LargeBinary(b) | ScalarValue::BinaryView(b) => {
                 Some(ScalarValue::Binary(b.clone()))

@@ -289,7 +289,9 @@ fn parse_with_pattern(s: &str, pattern: &str, clamp_day: bool) -> Option<i64> {
         return None;
     }
     let day = match epoch_day(y, mo, d) {
-        None if clamp_day && (29..=31).contains(&d) => (28..d).rev().find_map(|d| epoch_day(y, mo, d))?,
+        None if clamp_day && (29..=31).contains(&d) => {
+            (28..d).rev().find_map(|d| epoch_day(y, mo, d))?
+        }
         day => day?,
     };
     Some(day * 86_400_000 + ((h * 60 + mi) * 60 + sec) * 1000 + frac)
@@ -335,9 +337,14 @@ fn parse_lenient(s: &str, pattern: &str) -> Option<i64> {
         }
     }
     let months = y.checked_mul(12)?.checked_add(mo - 1)?;
-    let first = epoch_day(months.div_euclid(12), u32::try_from(months.rem_euclid(12) + 1).ok()?, 1)?;
+    let first = epoch_day(
+        months.div_euclid(12),
+        u32::try_from(months.rem_euclid(12) + 1).ok()?,
+        1,
+    )?;
     let day = first.checked_add(d - 1)?;
-    let time = h.checked_mul(3_600_000)?
+    let time = h
+        .checked_mul(3_600_000)?
         .checked_add(mi.checked_mul(60_000)?)?
         .checked_add(sec.checked_mul(1000)?)?
         .checked_add(ms)?;
@@ -803,9 +810,7 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
                     ScalarValue::IntervalYearMonth(Some(m)) => {
                         ScalarValue::IntervalYearMonth(Some(m.wrapping_mul(k as i32)))
                     }
-                    other => {
-                        return exec_err!("cannot multiply {} by a number", other.data_type())
-                    }
+                    other => return exec_err!("cannot multiply {} by a number", other.data_type()),
                 })
             },
         )

@@ -193,11 +193,17 @@ impl GraphBuilder<'_> {
             .collect();
         for call in &over_calls {
             // Flink's LAG needs a default of the value's runtime class (DATE and INT share one).
-            let class = |i: Option<usize>| i.and_then(|i| projected.fields.get(i)).map(|f| internal_class(&f.data_type));
+            let class = |i: Option<usize>| {
+                i.and_then(|i| projected.fields.get(i))
+                    .map(|f| internal_class(&f.data_type))
+            };
             if let (Some(value), Some(default)) = (class(call.arg), class(call.default)) {
                 if default != "NULL" && value != default {
                     return Err(plan_error(
-                        format!("Please explicitly cast default value of {} to the value's type.", call.name),
+                        format!(
+                            "Please explicitly cast default value of {} to the value's type.",
+                            call.name
+                        ),
                         span,
                     ));
                 }

@@ -317,7 +317,8 @@ impl StreamOperator for TopNRank {
                 // Update-fast: the row replaces the kept row of its key, keeping its identity;
                 // it goes after the rows it ties with, as a newly arrived row.
                 before = kept(rows, start, end);
-                let same_key = |r: &Ranked| row_key.iter().all(|k| r.values.get(*k) == values.get(*k));
+                let same_key =
+                    |r: &Ranked| row_key.iter().all(|k| r.values.get(*k) == values.get(*k));
                 let id = match rows.iter().position(same_key) {
                     Some(old) => rows.remove(old).id,
                     None => {
