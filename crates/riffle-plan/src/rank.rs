@@ -23,8 +23,9 @@ pub struct RankSpec {
     pub strategy: RankStrategy,
     /// Flink's update-fast Top-N ([`RankStrategy::TopN`] over an updating input whose unique
     /// key, these columns, holds the partition key and whose sort keys only move toward the
-    /// top): an update of a kept row replaces it in place (`-U`/`+U` of that row), its
-    /// update-before rows are ignored.
+    /// top): an update of a kept row replaces it in place (`-U`/`+U` of that row); empty when
+    /// the key is not among the input's columns, then the row an update replaces is the one
+    /// its update-before row names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row_key: Option<Vec<usize>>,
     /// A Top-1 Flink 2.3 declares insert-only (see `rank_plan`): a better row replaces the

@@ -333,8 +333,8 @@ impl GraphBuilder<'_> {
 
     /// The unique key Flink's update-fast Top-N keys rows by, when `input` allows one: an
     /// unbounded aggregation over an insert-only input, reached through filterless
-    /// projections of plain columns, grouped by keys that hold the partition key and are all
-    /// kept, every sort key a group key or an aggregate that only moves toward the top
+    /// projections of plain columns, grouped by keys that hold the partition key (empty when
+    /// a projection dropped some of them), every sort key a group key or an aggregate that only moves toward the top
     /// (`COUNT` or `MAX` descending, `MIN` ascending; Flink's `SUM` needs a known sign of its
     /// argument, which Riffle does not track). Otherwise Flink runs its retractable Top-N.
     fn update_fast_key(
@@ -385,9 +385,12 @@ impl GraphBuilder<'_> {
                     if !order.iter().all(toward_top) {
                         return None;
                     }
-                    return (0..n)
+                    // Flink keeps the key below the rank even when the query drops it; without
+                    // it here, rows are matched by their update-before values.
+                    let key: Option<Vec<usize>> = (0..n)
                         .map(|g| columns.iter().position(|c| *c == g))
                         .collect();
+                    return Some(key.unwrap_or_default());
                 }
                 _ => return None,
             }

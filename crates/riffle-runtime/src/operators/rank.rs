@@ -44,6 +44,7 @@ pub(super) fn create(
             append_only,
             width,
             next_id: 0,
+            pending: None,
             schema,
         }),
         RankStrategy::ProcTimeDedup { keep_last } => Box::new(ProcTimeDedup {
@@ -181,6 +182,9 @@ struct TopNRank {
     append_only: bool,
     width: usize,
     next_id: u64,
+    /// Update-fast without a row key: the values of the last update-before row, which the
+    /// next update-after replaces (the two arrive together).
+    pending: Option<Vec<ScalarValue>>,
     schema: SchemaRef,
 }
 
@@ -317,9 +321,14 @@ impl StreamOperator for TopNRank {
                 // Update-fast: the row replaces the kept row of its key, keeping its identity;
                 // it goes after the rows it ties with, as a newly arrived row.
                 before = kept(rows, start, end);
-                let same_key =
-                    |r: &Ranked| row_key.iter().all(|k| r.values.get(*k) == values.get(*k));
-                let id = match rows.iter().position(same_key) {
+                let replaced = self.pending.take();
+                let found = if row_key.is_empty() {
+                    replaced.and_then(|old| rows.iter().position(|r| r.values == old))
+                } else {
+                    rows.iter()
+                        .position(|r| row_key.iter().all(|k| r.values.get(*k) == values.get(*k)))
+                };
+                let id = match found {
                     Some(old) => rows.remove(old).id,
                     None => {
                         self.next_id += 1;
@@ -336,7 +345,8 @@ impl StreamOperator for TopNRank {
                     },
                 );
             } else if self.spec.row_key.is_some() && kind == RowKind::UpdateBefore {
-                continue; // the update-after replaces the row
+                self.pending = Some(values); // the update-after replaces this row
+                continue;
             } else if kind.is_addition() {
                 let position = rows.partition_point(|r| r.sort.row() <= sort);
                 if append_only && position >= end {
@@ -923,6 +933,52 @@ mod tests {
                 "+U a 65 2",
             ]
         );
+    }
+
+    #[test]
+    fn update_fast_top_n_updates_a_kept_row_in_place() {
+        let (input, output) = schemas();
+        // Rows keyed by (k, ts); with an empty key the update-before names the replaced row.
+        for row_key in [vec![0, 2], vec![]] {
+            let mut spec = spec(2, false, RankStrategy::TopN);
+            spec.row_key = Some(row_key);
+            let mut op = create(&spec, &input, output.clone(), false).expect("operator");
+            let (ub, ua) = (RowKind::UpdateBefore, RowKind::UpdateAfter);
+            let got = run(
+                op.as_mut(),
+                &[
+                    (I, "a", 1, 1),
+                    (I, "a", 1, 2),
+                    (I, "a", 1, 3),
+                    (ub, "a", 1, 3),
+                    (ua, "a", 2, 3),
+                    (ub, "a", 1, 1),
+                    (ua, "a", 2, 1),
+                ],
+            );
+            assert_eq!(
+                got,
+                ["+I a 1 1", "+I a 1 2", "-D a 1 2", "+I a 2 1", "-U a 1 2", "+U a 2 2",]
+            );
+        }
+    }
+
+    #[test]
+    fn top_one_over_an_insert_only_input_updates_the_kept_row() {
+        let (input, output) = schemas();
+        for (drop_update_before, expected) in [
+            (false, &["+I a 5 1", "-U a 5 1", "+U a 7 1"][..]),
+            (true, &["+I a 5 1", "+U a 7 1"][..]),
+        ] {
+            let mut spec = spec(1, false, RankStrategy::TopN);
+            spec.drop_update_before = drop_update_before;
+            let mut op = create(&spec, &input, output.clone(), true).expect("operator");
+            let got = run(
+                op.as_mut(),
+                &[(I, "a", 5, 0), (I, "a", 3, 0), (I, "a", 7, 0)],
+            );
+            assert_eq!(got, expected);
+        }
     }
 
     #[test]
