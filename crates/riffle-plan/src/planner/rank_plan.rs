@@ -118,6 +118,12 @@ impl GraphBuilder<'_> {
             let schema = names_schema(&names, span)?;
             input = self.calc(input, None, &exprs, &schema)?;
         }
+        if order.is_empty() {
+            return Err(plan_error(
+                "Over Agg: The window rank function requires order by clause with non-constant fields. please re-check the over window statement.",
+                span,
+            ));
+        }
         let window_end = window_partition(&w.input, &partition);
         let function = rank.function.to_ascii_uppercase();
         if function != "ROW_NUMBER" {
