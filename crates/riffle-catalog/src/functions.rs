@@ -354,6 +354,15 @@ impl Analyzer {
             );
             return None;
         }
+        // Flink's IF infers no type for an untyped NULL branch.
+        if spec.name == "IF" && types.iter().skip(1).any(types::is_null_type) {
+            self.error(
+                "type-mismatch",
+                "Illegal use of 'NULL'".to_string(),
+                span_of(&f.name),
+            );
+            return None;
+        }
         let found = by_arity.iter().find(|(sig, assignment)| {
             types
                 .iter()

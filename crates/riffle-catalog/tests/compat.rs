@@ -27,6 +27,10 @@ const KNOWN: &[(&str, &str)] = &[
         "casts/interval_to_string_signs",
         "riffle-sql's interval types keep no resolution (INTERVAL SECOND(3), INTERVAL MONTH)",
     ),
+    (
+        "functions-conditional/if_typed_null_and_time_branches",
+        "the common type of TIMESTAMP and TIMESTAMP_LTZ is TIMESTAMP in Flink, TIMESTAMP_LTZ in Riffle",
+    ),
 ];
 
 /// Cases Flink rejects after validation (planning, changelog checks, runtime errors on data):
