@@ -11,7 +11,8 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::Read;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use arrow::datatypes::SchemaRef;
@@ -19,7 +20,7 @@ use arrow::record_batch::RecordBatch;
 use riffle_plan::ConnectorSpec;
 
 use crate::changelog::{ChangelogDecoder, ChangelogFormat};
-use crate::csv::{has_open_quote, is_skipped_line};
+use crate::csv::{has_open_quote, is_skipped_line, CsvOptions};
 use crate::file_metadata::{FileColumns, FileFacts};
 use crate::options::Options;
 use crate::partitions::{PartitionColumns, Partitioning};
@@ -155,7 +156,6 @@ pub fn open_source(
         finished: Vec::new(),
         skip: HashMap::new(),
         table: spec.table.clone(),
-        line: String::new(),
         metadata,
         file_facts: None,
         partition_columns,
@@ -198,6 +198,100 @@ fn list_files(path: &Path) -> Result<Vec<PathBuf>> {
 /// Bytes read from a file at a time.
 const READ_BUFFER: usize = 1 << 18;
 
+/// A file read in large blocks and cut into lines where they lie in the block: a line is not
+/// copied, and its end is searched for once (with `memchr`).
+struct LineReader {
+    file: File,
+    buffer: Vec<u8>,
+    /// The bytes of `buffer` read from the file and not yet handed out as lines.
+    pending: Range<usize>,
+    /// The line handed out last.
+    line: Range<usize>,
+    /// The file has no more bytes.
+    eof: bool,
+}
+
+impl LineReader {
+    fn new(file: File) -> Self {
+        LineReader {
+            file,
+            buffer: vec![0; READ_BUFFER],
+            pending: 0..0,
+            line: 0..0,
+            eof: false,
+        }
+    }
+
+    /// Moves to the next line (with its `\n`; the file's last line may have none); false at
+    /// the end of the file.
+    fn advance(&mut self) -> std::io::Result<bool> {
+        loop {
+            let pending = &self.buffer[self.pending.clone()];
+            let end = match memchr::memchr(b'\n', pending) {
+                Some(i) => self.pending.start + i + 1,
+                None if self.eof && pending.is_empty() => return Ok(false),
+                None if self.eof => self.pending.end,
+                None => {
+                    self.fill()?;
+                    continue;
+                }
+            };
+            self.line = self.pending.start..end;
+            self.pending.start = end;
+            return Ok(true);
+        }
+    }
+
+    /// The line [`LineReader::advance`] moved to.
+    fn line(&self) -> &[u8] {
+        &self.buffer[self.line.clone()]
+    }
+
+    /// Reads more of the file after the pending bytes (moved to the front of the buffer; the
+    /// buffer grows when a line does not fit it).
+    fn fill(&mut self) -> std::io::Result<()> {
+        self.buffer.copy_within(self.pending.clone(), 0);
+        self.pending = 0..self.pending.len();
+        if self.pending.end == self.buffer.len() {
+            self.buffer.resize(self.buffer.len() * 2, 0);
+        }
+        loop {
+            match self.file.read(&mut self.buffer[self.pending.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.pending.end += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            return Ok(());
+        }
+    }
+}
+
+/// The file being read.
+struct OpenFile {
+    path: PathBuf,
+    reader: LineReader,
+    /// Lines read so far (the number of the current line).
+    lines: u64,
+}
+
+impl OpenFile {
+    /// The current line as text; invalid UTF-8 is an error, as for any text file.
+    fn text(&self) -> Result<&str> {
+        std::str::from_utf8(self.reader.line()).map_err(|_| {
+            ConnectorError::new(format!(
+                "cannot read {}: stream did not contain valid UTF-8",
+                self.path.display()
+            ))
+        })
+    }
+
+    /// `path:line` of the current line, for errors.
+    fn location(&self) -> String {
+        format!("{}:{}", self.path.display(), self.lines)
+    }
+}
+
 /// Decodes lines of one format.
 enum FileDecoder {
     Text(RowDecoder),
@@ -234,15 +328,13 @@ impl FileDecoder {
 struct FileSource {
     /// Files still to read (next one last).
     files: Vec<PathBuf>,
-    current: Option<(PathBuf, BufReader<File>, u64)>,
+    current: Option<OpenFile>,
     decoder: FileDecoder,
     /// Files read to their end, with their number of lines.
     finished: Vec<(PathBuf, u64)>,
     /// Lines of a file already read before a restore, skipped when it is opened.
     skip: HashMap<PathBuf, u64>,
     table: String,
-    /// The line buffer, kept between batches.
-    line: String,
     /// The table's metadata columns, when it declares some.
     metadata: Option<FileColumns>,
     /// The facts of the file read last (with `metadata` only): a batch never spans files.
@@ -260,9 +352,9 @@ struct FileSource {
 }
 
 impl FileSource {
-    /// Reads the next line of the open file, opening the next file when none is open; false at
-    /// the end of a file (a record never continues in the next file).
-    fn next_line(&mut self, line: &mut String) -> Result<bool> {
+    /// Moves to the next line of the open file, opening the next file when none is open; false
+    /// at the end of a file (a record never continues in the next file).
+    fn next_line(&mut self) -> Result<bool> {
         if self.current.is_none() {
             let Some(path) = self.files.pop() else {
                 return Ok(false);
@@ -275,40 +367,45 @@ impl FileSource {
             if let Some(values) = self.partition_values.get(&path) {
                 self.current_partition.clone_from(values);
             }
-            let mut reader = BufReader::with_capacity(READ_BUFFER, file);
             let skip = self.skip.remove(&path).unwrap_or(0);
+            let mut open = OpenFile {
+                path,
+                reader: LineReader::new(file),
+                lines: 0,
+            };
             for _ in 0..skip {
-                line.clear();
-                let n = reader.read_line(line).map_err(|e| {
-                    ConnectorError::new(format!("cannot read {}: {e}", path.display()))
-                })?;
-                self.bytes_read += n as u64;
-                if n == 0 {
+                if !Self::read_line(&mut open, &mut self.bytes_read)? {
                     return Err(ConnectorError::new(format!(
                         "filesystem table '{}': the checkpoint had read {skip} lines of {}, it now holds fewer",
                         self.table,
-                        path.display()
+                        open.path.display()
                     )));
                 }
             }
-            self.current = Some((path, reader, skip));
+            self.current = Some(open);
         }
-        let Some((path, reader, line_no)) = self.current.as_mut() else {
+        let Some(open) = self.current.as_mut() else {
             return Ok(false);
         };
-        line.clear();
-        let n = reader
-            .read_line(line)
-            .map_err(|e| ConnectorError::new(format!("cannot read {}: {e}", path.display())))?;
-        if n == 0 {
-            if let Some((path, _, lines)) = self.current.take() {
-                self.finished.push((path, lines));
+        if !Self::read_line(open, &mut self.bytes_read)? {
+            if let Some(open) = self.current.take() {
+                self.finished.push((open.path, open.lines));
             }
             return Ok(false);
         }
-        *line_no += 1;
-        self.bytes_read += n as u64;
         Ok(true)
+    }
+
+    /// Moves `open` to its next line, counting it and its bytes; false at its end.
+    fn read_line(open: &mut OpenFile, bytes_read: &mut u64) -> Result<bool> {
+        let more = open.reader.advance().map_err(|e| {
+            ConnectorError::new(format!("cannot read {}: {e}", open.path.display()))
+        })?;
+        if more {
+            open.lines += 1;
+            *bytes_read += open.reader.line().len() as u64;
+        }
+        Ok(more)
     }
 
     /// True when every file has been read to its end.
@@ -316,42 +413,60 @@ impl FileSource {
         self.current.is_none() && self.files.is_empty()
     }
 
-    /// Decodes a `csv` or `json` line (a CSV record may continue on the next lines).
-    fn decode_text(&mut self, line: &mut String) -> Result<()> {
-        let FileDecoder::Text(decoder) = &self.decoder else {
+    /// Decodes the current line.
+    fn decode_line(&mut self) -> Result<()> {
+        let Some(open) = &self.current else {
             return Ok(());
         };
-        if let TextFormat::Csv(options) = decoder.format() {
-            if is_skipped_line(line, options) {
-                return Ok(());
-            }
-            // A quoted field may span lines: keep reading until the quotes close.
-            if has_open_quote(line.trim_end_matches(['\n', '\r']), options) {
-                let options = options.clone();
-                let mut more = String::new();
-                while has_open_quote(line.trim_end_matches(['\n', '\r']), &options) {
-                    if !self.next_line(&mut more)? {
-                        break;
+        let text = open.text()?;
+        // Lines end at '\n' only, as Flink's line reader splits them.
+        let record = text.strip_suffix('\n').unwrap_or(text);
+        let location = || open.location();
+        match &mut self.decoder {
+            FileDecoder::Text(decoder) => {
+                if let TextFormat::Csv(options) = decoder.format() {
+                    if is_skipped_line(text, options) {
+                        return Ok(());
                     }
-                    line.push_str(&more);
+                    // A quoted field may span lines: read on until the quotes close.
+                    if has_open_quote(text.trim_end_matches(['\n', '\r']), options) {
+                        let options = options.clone();
+                        let record = text.to_string();
+                        return self.decode_quoted_csv(record, &options);
+                    }
+                } else if text.trim().is_empty() {
+                    return Ok(());
+                }
+                decoder.decode(text.trim_end_matches(['\n', '\r']), &location)?;
+            }
+            FileDecoder::Changelog(decoder) => {
+                let record = record.trim_end_matches('\r');
+                if !record.trim().is_empty() {
+                    decoder.decode(record, &location)?;
                 }
             }
-        } else if line.trim().is_empty() {
-            return Ok(());
-        }
-        let current = &self.current;
-        if let FileDecoder::Text(decoder) = &mut self.decoder {
-            decoder.decode(line.trim_end_matches(['\n', '\r']), &|| location(current))?;
+            FileDecoder::Raw(decoder) => decoder.decode(record.as_bytes(), &location)?,
         }
         Ok(())
     }
-}
 
-/// `path:line` of the record just read, for errors.
-fn location(current: &Option<(PathBuf, BufReader<File>, u64)>) -> String {
-    match current {
-        Some((p, _, n)) => format!("{}:{n}", p.display()),
-        None => String::new(),
+    /// Decodes a CSV record that starts with `record` and continues on the next lines until
+    /// its quotes close (or the file ends).
+    fn decode_quoted_csv(&mut self, mut record: String, options: &CsvOptions) -> Result<()> {
+        while has_open_quote(record.trim_end_matches(['\n', '\r']), options) {
+            if !self.next_line()? {
+                break;
+            }
+            if let Some(open) = &self.current {
+                record.push_str(open.text()?);
+            }
+        }
+        let current = &self.current;
+        let location = || current.as_ref().map(OpenFile::location).unwrap_or_default();
+        if let FileDecoder::Text(decoder) = &mut self.decoder {
+            decoder.decode(record.trim_end_matches(['\n', '\r']), &location)?;
+        }
+        Ok(())
     }
 }
 
@@ -367,9 +482,8 @@ impl SourceReader for FileSource {
     }
 
     fn next_changes(&mut self) -> Result<Option<ChangeBatch>> {
-        let mut line = std::mem::take(&mut self.line);
         while self.decoder.rows() < BATCH_SIZE {
-            if !self.next_line(&mut line)? {
+            if !self.next_line()? {
                 // Each file is a split, as in Flink: a batch ends with its file, so checkpoint
                 // barriers can fall between files.
                 if self.decoder.rows() > 0 || self.exhausted() {
@@ -377,22 +491,8 @@ impl SourceReader for FileSource {
                 }
                 continue;
             }
-            // Lines end at '\n' only, as Flink's line reader splits them.
-            let record = line.strip_suffix('\n').unwrap_or(&line);
-            let current = &self.current;
-            let location = || location(current);
-            match &mut self.decoder {
-                FileDecoder::Text(_) => self.decode_text(&mut line)?,
-                FileDecoder::Changelog(decoder) => {
-                    let record = record.trim_end_matches('\r');
-                    if !record.trim().is_empty() {
-                        decoder.decode(record, &location)?;
-                    }
-                }
-                FileDecoder::Raw(decoder) => decoder.decode(record.as_bytes(), &location)?,
-            }
+            self.decode_line()?;
         }
-        self.line = line;
         if self.decoder.rows() == 0 {
             self.decoder.report_ignored();
             return Ok(None);
@@ -421,7 +521,7 @@ impl SourceReader for FileSource {
     fn snapshot_position(&mut self, _checkpoint: u64) -> Result<Vec<u8>> {
         let mut w = StateWriter::new();
         w.u8(SPLIT_POSITIONS);
-        let current = self.current.as_ref().map(|(p, _, n)| (p, *n, false));
+        let current = self.current.as_ref().map(|f| (&f.path, f.lines, false));
         let finished = self.finished.iter().map(|(p, n)| (p, *n, true));
         // Files skipped ahead of but not opened since a restore keep their position.
         let pending = self.skip.iter().map(|(p, n)| (p, *n, false));

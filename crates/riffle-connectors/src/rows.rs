@@ -80,6 +80,8 @@ pub struct RowDecoder {
 struct JsonScan {
     tree: SlotTree,
     spans: Vec<Span>,
+    /// Where strings with escapes are resolved.
+    scratch: String,
 }
 
 impl RowDecoder {
@@ -108,6 +110,7 @@ impl RowDecoder {
         let json_scan = matches!(format, TextFormat::Json(_)).then(|| JsonScan {
             tree: SlotTree::new(schema.fields()),
             spans: Vec::new(),
+            scratch: String::new(),
         });
         Ok(Self {
             table: table.to_string(),
@@ -259,7 +262,7 @@ impl RowDecoder {
                 tree: &scan.tree,
                 spans: &scan.spans,
             };
-            self.append_scanned(&scanned, options, location)
+            self.append_scanned(&scanned, &mut scan.scratch, options, location)
         } else {
             self.json_record_parsed(record, options, location)
         };
@@ -271,6 +274,7 @@ impl RowDecoder {
     fn append_scanned(
         &mut self,
         scanned: &ScannedRecord<'_>,
+        scratch: &mut String,
         options: &JsonOptions,
         location: &dyn Fn() -> String,
     ) -> Result<bool> {
@@ -292,8 +296,13 @@ impl RowDecoder {
             }
         }
         for i in 0..self.builders.len() {
-            let appended =
-                self.builders[i].append_json_scanned(scanned, 0, i, options.timestamp_style);
+            let appended = self.builders[i].append_json_scanned(
+                scanned,
+                0,
+                i,
+                options.timestamp_style,
+                scratch,
+            );
             self.json_field_outcome(i, appended, scanned.record, options, location)?;
         }
         Ok(true)

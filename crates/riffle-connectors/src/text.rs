@@ -71,36 +71,33 @@ impl RowColumns {
     }
 }
 
-/// The text inside a JSON string (as the scanner validated it) with its simple escapes
-/// resolved; `None` when it has a `\u` escape, which `serde_json` resolves instead.
-fn unescape_simple(inside: &str) -> Option<String> {
-    let bytes = inside.as_bytes();
-    let mut out = String::with_capacity(inside.len());
-    let mut run = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'\\' {
-            i += 1;
-            continue;
-        }
-        out.push_str(inside.get(run..i)?);
-        let escaped = match bytes.get(i + 1)? {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            _ => return None,
+/// Appends the text inside a JSON string (as the scanner validated it) to `out` with its
+/// simple escapes resolved; false (`out` then holds part of it) at a `\u` escape, which
+/// `serde_json` resolves instead.
+fn unescape_simple(inside: &str, out: &mut String) -> bool {
+    let mut rest = inside;
+    while let Some(i) = memchr::memchr(b'\\', rest.as_bytes()) {
+        let escaped = match rest.as_bytes().get(i + 1) {
+            Some(b'"') => '"',
+            Some(b'\\') => '\\',
+            Some(b'/') => '/',
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            _ => return false,
         };
+        // Both cuts fall next to ASCII bytes, so on character boundaries.
+        let (Some(before), Some(after)) = (rest.get(..i), rest.get(i + 2..)) else {
+            return false;
+        };
+        out.push_str(before);
         out.push(escaped);
-        i += 2;
-        run = i;
+        rest = after;
     }
-    out.push_str(inside.get(run..)?);
-    Some(out)
+    out.push_str(rest);
+    true
 }
 
 /// How timestamps are written in the text (`csv`: SQL style; `json`: per option).
@@ -341,13 +338,17 @@ impl ColumnBuilder {
             (_, Some(b'"')) if !raw.contains('\\') => {
                 self.append_text(&raw[1..raw.len() - 1], style)
             }
-            (_, Some(b'"')) => match unescape_simple(&raw[1..raw.len() - 1]) {
-                Some(text) => self.append_text(&text, style),
-                None => match serde_json::from_str::<String>(raw) {
-                    Ok(text) => self.append_text(&text, style),
-                    Err(_) => return self.append_json_parsed(raw, style),
-                },
-            },
+            (_, Some(b'"')) => {
+                let mut text = String::new();
+                if unescape_simple(&raw[1..raw.len() - 1], &mut text) {
+                    self.append_text(&text, style)
+                } else {
+                    match serde_json::from_str::<String>(raw) {
+                        Ok(text) => self.append_text(&text, style),
+                        Err(_) => return self.append_json_parsed(raw, style),
+                    }
+                }
+            }
             (_, Some(b'-' | b'0'..=b'9')) => match self.append_json_number(raw) {
                 Some(()) => Ok(()),
                 None => return self.append_json_parsed(raw, style),
@@ -366,13 +367,15 @@ impl ColumnBuilder {
 
     /// Appends member `index` of `level` of a record scanned by [`scan_record`]: the same
     /// result as [`ColumnBuilder::append_json_text`] of its raw text, but a ROW object takes its
-    /// fields from the spans the scan found, without scanning the object again.
+    /// fields from the spans the scan found, without scanning the object again, and a string
+    /// with escapes is resolved in `scratch` (kept across records, so not allocated per value).
     pub fn append_json_scanned(
         &mut self,
         scanned: &ScannedRecord<'_>,
         level: usize,
         index: usize,
         style: TimestampStyle,
+        scratch: &mut String,
     ) -> Result<(), String> {
         let Some(span) = scanned.span(level, index) else {
             self.append_null();
@@ -394,8 +397,17 @@ impl ColumnBuilder {
                 let mut index = 0;
                 row.append_members(|_, child| {
                     index += 1;
-                    child.append_json_scanned(scanned, nested, index - 1, style)
+                    child.append_json_scanned(scanned, nested, index - 1, style, scratch)
                 })
+            }
+            // A string the scanner accepted has simple escapes only.
+            (ColumnBuilder::Utf8(b), _) if raw.starts_with('"') => {
+                scratch.clear();
+                if !unescape_simple(&raw[1..raw.len() - 1], scratch) {
+                    return self.append_json_text(raw, style);
+                }
+                b.append_value(&*scratch);
+                Ok(())
             }
             _ => self.append_json_text(raw, style),
         }
@@ -786,15 +798,63 @@ fn parse_timestamp(t: &str, style: TimestampStyle, ltz: bool) -> Result<i64, Str
         TimestampStyle::Sql => ' ',
         TimestampStyle::Iso => 'T',
     };
-    let (date, time) = body.split_once(sep).ok_or_else(err)?;
-    if date.len() != 10 {
-        return Err(err());
-    }
-    let days = parse_date(date).map_err(|_| err())?;
-    let nanos = parse_time(time).map_err(|_| err())?;
-    days.checked_mul(86_400_000_000_000)
-        .and_then(|d| d.checked_add(nanos))
+    parse_timestamp_digits(body.as_bytes(), sep as u8)
+        .or_else(|| parse_timestamp_fields(body, sep))
         .ok_or_else(err)
+}
+
+/// [`parse_timestamp`] of `body` (without a zone) whose date and time are parted by `sep`.
+fn parse_timestamp_fields(body: &str, sep: char) -> Option<i64> {
+    let (date, time) = body.split_once(sep)?;
+    if date.len() != 10 {
+        return None;
+    }
+    let days = parse_date(date).ok()?;
+    let nanos = parse_time(time).ok()?;
+    days.checked_mul(86_400_000_000_000)?.checked_add(nanos)
+}
+
+/// The common shape of [`parse_timestamp`]'s text, `yyyy-MM-dd<sep>HH:mm:ss[.f…]` with every
+/// field in digits, read straight from the bytes; `None` for anything else (other shapes,
+/// out-of-range fields), which the general parser decides — with the same result for the
+/// texts this one accepts.
+fn parse_timestamp_digits(t: &[u8], sep: u8) -> Option<i64> {
+    let digits = |range: std::ops::Range<usize>| -> Option<i64> {
+        t.get(range)?.iter().try_fold(0_i64, |v, &b| {
+            b.is_ascii_digit().then(|| v * 10 + i64::from(b - b'0'))
+        })
+    };
+    if t.len() < 19
+        || t[4] != b'-'
+        || t[7] != b'-'
+        || t[10] != sep
+        || t[13] != b':'
+        || t[16] != b':'
+    {
+        return None;
+    }
+    let (y, m, d) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+    let (h, min, sec) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
+    let month = u32::try_from(m).ok()?;
+    let day = u32::try_from(d).ok()?;
+    if !(1..=12).contains(&month)
+        || day == 0
+        || day > days_in_month(y, month)
+        || h > 23
+        || min > 59
+        || sec > 59
+    {
+        return None;
+    }
+    let nanos = match &t[19..] {
+        [] => 0,
+        [b'.', fraction @ ..] if (1..=9).contains(&fraction.len()) => {
+            digits(20..t.len())? * 10_i64.pow(9 - fraction.len() as u32)
+        }
+        _ => return None,
+    };
+    let seconds = days_from_civil(y, month, day) * 86_400 + (h * 60 + min) * 60 + sec;
+    seconds.checked_mul(1_000_000_000)?.checked_add(nanos)
 }
 
 #[cfg(test)]
@@ -832,6 +892,48 @@ mod tests {
         assert!(ms("2020-04-15T08:05:00", TimestampStyle::Sql).is_err());
         assert!(ms("2020-04-15 08:05", TimestampStyle::Sql).is_err());
         assert!(ms("2020-02-30 08:05:00", TimestampStyle::Sql).is_err());
+    }
+
+    /// The digits-only shortcut gives what the general parser gives, and leaves every other
+    /// text to it.
+    #[test]
+    fn the_timestamp_shortcut_agrees_with_the_general_parser() {
+        let general = parse_timestamp_fields;
+        for t in [
+            "2024-01-01T00:00:00",
+            "2024-01-01T00:00:00.218",
+            "2024-02-29T23:59:59.999999999",
+            "1969-12-31T23:59:59.5",
+            "0001-01-01T00:00:00.000000001",
+            "9999-12-31T23:59:59",
+            "2023-02-29T00:00:00",
+            "2024-13-01T00:00:00",
+            "2024-00-01T00:00:00",
+            "2024-01-00T00:00:00",
+            "2024-01-01T24:00:00",
+            "2024-01-01T00:60:00",
+            "2024-01-01T00:00:60",
+            "2024-01-01T00:00:00.",
+            "2024-01-01T00:00:00.1234567890",
+            "2024-01-01T00:00:00Z",
+            "2024-01-01 00:00:00",
+            "2024-1-01T00:00:00",
+            "+024-01-01T00:00:00",
+            "2024-01-01T0:00:00",
+            "2024-01-01T+1:00:00",
+            "2024-01-01T00:00:00.+1",
+        ] {
+            let fast = parse_timestamp_digits(t.as_bytes(), b'T');
+            if fast.is_some() {
+                assert_eq!(fast, general(t, 'T'), "{t}");
+            }
+            assert_eq!(
+                parse_timestamp(t, TimestampStyle::Iso, false).ok(),
+                general(t, 'T'),
+                "{t}"
+            );
+        }
+        assert!(parse_timestamp_digits(b"2024-01-01T00:00:00.218", b'T').is_some());
     }
 }
 
