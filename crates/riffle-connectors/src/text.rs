@@ -3,14 +3,14 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    make_array, Array, ArrayRef, BooleanBufferBuilder, BooleanBuilder, Date32Builder,
+    make_array, Array, ArrayBuilder, ArrayRef, BooleanBufferBuilder, BooleanBuilder, Date32Builder,
     Decimal128Builder, Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder,
-    Int8Builder, ListArray, MapArray, StringBuilder, StructArray, Time32MillisecondBuilder,
-    TimestampMicrosecondBuilder, TimestampMillisecondBuilder, TimestampNanosecondBuilder,
-    TimestampSecondBuilder,
+    Int8Builder, ListArray, MapArray, PrimitiveArray, PrimitiveBuilder, StringBuilder, StructArray,
+    Time32MillisecondBuilder, TimestampMicrosecondBuilder, TimestampMillisecondBuilder,
+    TimestampNanosecondBuilder, TimestampSecondBuilder,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
-use arrow::datatypes::{DataType, FieldRef, Fields, TimeUnit};
+use arrow::datatypes::{ArrowPrimitiveType, DataType, FieldRef, Fields, TimeUnit};
 
 use crate::format::days_from_civil;
 use crate::json_scan::{field_slots, scan_object, slots_for, SlotTree, Span, INLINE_SLOTS};
@@ -579,25 +579,39 @@ impl ColumnBuilder {
     /// The finished column.
     pub fn finish(&mut self) -> Result<ArrayRef, String> {
         Ok(match self {
-            ColumnBuilder::Utf8(b) => Arc::new(b.finish()),
-            ColumnBuilder::Boolean(b) => Arc::new(b.finish()),
-            ColumnBuilder::Int8(b) => Arc::new(b.finish()),
-            ColumnBuilder::Int16(b) => Arc::new(b.finish()),
-            ColumnBuilder::Int32(b) => Arc::new(b.finish()),
-            ColumnBuilder::Int64(b) => Arc::new(b.finish()),
-            ColumnBuilder::Float32(b) => Arc::new(b.finish()),
-            ColumnBuilder::Float64(b) => Arc::new(b.finish()),
+            ColumnBuilder::Utf8(b) => {
+                let next = StringBuilder::with_capacity(b.len(), b.values_slice().len());
+                Arc::new(std::mem::replace(b, next).finish())
+            }
+            ColumnBuilder::Boolean(b) => {
+                let next = BooleanBuilder::with_capacity(b.len());
+                Arc::new(std::mem::replace(b, next).finish())
+            }
+            ColumnBuilder::Int8(b) => Arc::new(finish_primitive(b)),
+            ColumnBuilder::Int16(b) => Arc::new(finish_primitive(b)),
+            ColumnBuilder::Int32(b) => Arc::new(finish_primitive(b)),
+            ColumnBuilder::Int64(b) => Arc::new(finish_primitive(b)),
+            ColumnBuilder::Float32(b) => Arc::new(finish_primitive(b)),
+            ColumnBuilder::Float64(b) => Arc::new(finish_primitive(b)),
             ColumnBuilder::Decimal(b, p, s) => Arc::new(
-                b.finish()
+                finish_primitive(b)
                     .with_precision_and_scale(*p, *s)
                     .map_err(|e| e.to_string())?,
             ),
-            ColumnBuilder::Date(b) => Arc::new(b.finish()),
-            ColumnBuilder::Time(b) => Arc::new(b.finish()),
-            ColumnBuilder::TimestampS(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
-            ColumnBuilder::TimestampMs(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
-            ColumnBuilder::TimestampUs(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
-            ColumnBuilder::TimestampNs(b, tz) => Arc::new(b.finish().with_timezone_opt(tz.clone())),
+            ColumnBuilder::Date(b) => Arc::new(finish_primitive(b)),
+            ColumnBuilder::Time(b) => Arc::new(finish_primitive(b)),
+            ColumnBuilder::TimestampS(b, tz) => {
+                Arc::new(finish_primitive(b).with_timezone_opt(tz.clone()))
+            }
+            ColumnBuilder::TimestampMs(b, tz) => {
+                Arc::new(finish_primitive(b).with_timezone_opt(tz.clone()))
+            }
+            ColumnBuilder::TimestampUs(b, tz) => {
+                Arc::new(finish_primitive(b).with_timezone_opt(tz.clone()))
+            }
+            ColumnBuilder::TimestampNs(b, tz) => {
+                Arc::new(finish_primitive(b).with_timezone_opt(tz.clone()))
+            }
             ColumnBuilder::Row(row) => {
                 row.catch_up();
                 let nulls = NullBuffer::new(row.valid.finish());
@@ -636,6 +650,13 @@ impl ColumnBuilder {
             }
         })
     }
+}
+
+/// The values appended so far; the builder starts over with room for as many (batches are
+/// usually alike, so this spares growing the buffers value by value).
+fn finish_primitive<T: ArrowPrimitiveType>(b: &mut PrimitiveBuilder<T>) -> PrimitiveArray<T> {
+    let next = PrimitiveBuilder::with_capacity(b.len());
+    std::mem::replace(b, next).finish()
 }
 
 /// `child` with NULL wherever its ROW is NULL: a NULL ROW's fields read as NULL, as in Flink.
