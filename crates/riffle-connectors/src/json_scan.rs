@@ -68,6 +68,9 @@ struct Level {
 #[derive(Debug, Clone)]
 struct TreeField {
     name: String,
+    /// The name as a JSON member name (`"name"`), when it needs no escapes: a record that
+    /// spells the member so is matched without scanning the name.
+    quoted: Option<Box<[u8]>>,
     /// The level of this field's members, when the field is a ROW.
     nested: Option<usize>,
 }
@@ -95,8 +98,11 @@ impl SlotTree {
                 DataType::Struct(members) => Some(self.add_level(members)),
                 _ => None,
             };
+            let name = field.name();
+            let plain = !name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20);
             self.levels[level].fields.push(TreeField {
-                name: field.name().clone(),
+                name: name.clone(),
+                quoted: plain.then(|| format!("\"{name}\"").into_bytes().into_boxed_slice()),
                 nested,
             });
         }
@@ -118,17 +124,6 @@ impl SlotTree {
         self.levels
             .get(level)
             .map_or(usize::MAX, |l| l.base + index)
-    }
-
-    /// The field of `level` named `name`, trying `hint` (the field after the one found last)
-    /// first, as records usually list their members in the schema's order.
-    fn find(&self, level: usize, name: &str, hint: &mut usize) -> Option<usize> {
-        let fields = &self.levels.get(level)?.fields;
-        let found = position_from_hint(fields.len(), |i| &fields[i].name, *hint, name);
-        if let Some(i) = found {
-            *hint = i + 1;
-        }
-        found
     }
 
     /// Forgets what an earlier duplicate of a ROW member left in the slots of `level`.
@@ -319,6 +314,8 @@ impl<'b> Scanner<'b> {
     }
 
     /// An object whose members fill the slots of `level` of `tree` (ROW members recursively).
+    /// Members are expected in the schema's order: the name of the field after the one found
+    /// last is tried first, straight against the record's bytes.
     fn tree_object(
         &mut self,
         tree: &SlotTree,
@@ -326,37 +323,95 @@ impl<'b> Scanner<'b> {
         spans: &mut [Span],
         depth: usize,
     ) -> bool {
-        if depth > MAX_DEPTH {
+        let Some(fields) = tree.levels.get(level).map(|l| l.fields.as_slice()) else {
+            return false;
+        };
+        if depth > MAX_DEPTH || !self.eat(b'{') {
             return false;
         }
+        self.skip_ws();
+        if self.eat(b'}') {
+            return true;
+        }
         let mut hint = 0;
-        self.object(|s, key| {
-            let Some(key) = key else {
-                return false;
-            };
-            let Some(index) = tree.find(level, key, &mut hint) else {
-                return s.value(depth);
-            };
-            let start = s.pos;
-            let mut plain_string = false;
-            let scanned = match (tree.nested(level, index), s.peek()) {
-                (Some(nested), Some(b'{')) => {
-                    tree.clear(nested, spans);
-                    s.tree_object(tree, nested, spans, depth + 1)
+        loop {
+            self.skip_ws();
+            let found = if self.eat_name(fields.get(hint)) {
+                Some(hint)
+            } else {
+                let key_start = self.pos + 1;
+                // A name with escapes is not its raw text: give up.
+                if self.string() != Some(false) {
+                    return false;
                 }
-                (_, Some(b'"')) => s.string().map(|escaped| plain_string = !escaped).is_some(),
-                _ => s.value(depth),
+                let key = &self.bytes[key_start..self.pos - 1];
+                fields.iter().position(|f| f.name.as_bytes() == key)
             };
-            if let Some(span) = spans.get_mut(tree.slot(level, index)) {
-                // Both fit: the record is shorter than 4 GiB.
-                *span = Span {
-                    start: start as u32,
-                    end: s.pos as u32,
-                    plain_string,
-                };
+            if let Some(index) = found {
+                hint = index + 1;
             }
-            scanned
-        })
+            self.skip_ws();
+            if !self.eat(b':') {
+                return false;
+            }
+            self.skip_ws();
+            let scanned = match found {
+                Some(index) => self.tree_member(tree, level, index, spans, depth),
+                None => self.value(depth),
+            };
+            if !scanned {
+                return false;
+            }
+            self.skip_ws();
+            if self.eat(b',') {
+                continue;
+            }
+            return self.eat(b'}');
+        }
+    }
+
+    /// Whether the record spells `field`'s name next (then skipped).
+    fn eat_name(&mut self, field: Option<&TreeField>) -> bool {
+        match field.and_then(|f| f.quoted.as_deref()) {
+            Some(quoted) if self.bytes[self.pos..].starts_with(quoted) => {
+                self.pos += quoted.len();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The value of field `index` of `level`, recorded in its slot.
+    fn tree_member(
+        &mut self,
+        tree: &SlotTree,
+        level: usize,
+        index: usize,
+        spans: &mut [Span],
+        depth: usize,
+    ) -> bool {
+        let start = self.pos;
+        let mut plain_string = false;
+        let scanned = match (tree.nested(level, index), self.peek()) {
+            (Some(nested), Some(b'{')) => {
+                tree.clear(nested, spans);
+                self.tree_object(tree, nested, spans, depth + 1)
+            }
+            (_, Some(b'"')) => self
+                .string()
+                .map(|escaped| plain_string = !escaped)
+                .is_some(),
+            _ => self.value(depth),
+        };
+        if let Some(span) = spans.get_mut(tree.slot(level, index)) {
+            // Both fit: the record is shorter than 4 GiB.
+            *span = Span {
+                start: start as u32,
+                end: self.pos as u32,
+                plain_string,
+            };
+        }
+        scanned
     }
 
     /// Any JSON value at nesting `depth`.

@@ -386,11 +386,20 @@ impl ColumnBuilder {
             return Ok(());
         };
         if let Some(text) = span.plain_string(scanned.record) {
+            if let ColumnBuilder::Utf8(b) = self {
+                b.append_value(text);
+                return Ok(());
+            }
             let appended = self.append_text(text, style);
             if appended.is_err() {
                 self.append_null();
             }
             return appended;
+        }
+        if matches!(raw.as_bytes().first(), Some(b'-' | b'0'..=b'9'))
+            && self.append_json_number(raw).is_some()
+        {
+            return Ok(());
         }
         match (&mut *self, scanned.tree.nested(level, index)) {
             (ColumnBuilder::Row(row), Some(nested)) if raw.starts_with('{') => {
@@ -418,10 +427,10 @@ impl ColumnBuilder {
     /// fraction or an exponent does not parse as an integer: the general path decides those).
     fn append_json_number(&mut self, raw: &str) -> Option<()> {
         match self {
-            ColumnBuilder::Int8(b) => b.append_value(raw.parse().ok()?),
-            ColumnBuilder::Int16(b) => b.append_value(raw.parse().ok()?),
-            ColumnBuilder::Int32(b) => b.append_value(raw.parse().ok()?),
-            ColumnBuilder::Int64(b) => b.append_value(raw.parse().ok()?),
+            ColumnBuilder::Int8(b) => b.append_value(json_integer(raw)?.try_into().ok()?),
+            ColumnBuilder::Int16(b) => b.append_value(json_integer(raw)?.try_into().ok()?),
+            ColumnBuilder::Int32(b) => b.append_value(json_integer(raw)?.try_into().ok()?),
+            ColumnBuilder::Int64(b) => b.append_value(json_integer(raw)?),
             ColumnBuilder::Float32(b) => b.append_value(raw.parse::<f64>().ok()? as f32),
             ColumnBuilder::Float64(b) => b.append_value(raw.parse().ok()?),
             _ => return None,
@@ -650,6 +659,27 @@ impl ColumnBuilder {
             }
         })
     }
+}
+
+/// The value of a JSON integer `-?[0-9]+` of at most 18 digits (so it cannot overflow), read
+/// without the general parser's checks per digit; `None` for anything else, which
+/// `str::parse` then decides.
+fn json_integer(raw: &str) -> Option<i64> {
+    let (negative, digits) = match raw.as_bytes() {
+        [b'-', digits @ ..] => (true, digits),
+        digits => (false, digits),
+    };
+    if digits.is_empty() || digits.len() > 18 {
+        return raw.parse().ok();
+    }
+    let mut value = 0_i64;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        value = value * 10 + i64::from(d - b'0');
+    }
+    Some(if negative { -value } else { value })
 }
 
 /// The values appended so far; the builder starts over with room for as many (batches are
