@@ -690,13 +690,18 @@ fn finish_primitive<T: ArrowPrimitiveType>(b: &mut PrimitiveBuilder<T>) -> Primi
 }
 
 /// `child` with NULL wherever its ROW is NULL: a NULL ROW's fields read as NULL, as in Flink.
+/// The builders already append NULL fields for a NULL ROW, so usually `child` is returned as
+/// it is (rebuilding it would validate every value again).
 fn null_where_parent_is(child: ArrayRef, parent: &NullBuffer) -> Result<ArrayRef, String> {
     if parent.null_count() == 0 {
         return Ok(child);
     }
-    let data = child.to_data();
-    let nulls = NullBuffer::union(Some(parent), data.nulls());
-    let data = data
+    let nulls = NullBuffer::union(Some(parent), child.nulls());
+    if nulls.as_ref().map_or(0, NullBuffer::null_count) == child.null_count() {
+        return Ok(child);
+    }
+    let data = child
+        .to_data()
         .into_builder()
         .nulls(nulls)
         .build()
