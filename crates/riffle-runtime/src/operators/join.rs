@@ -7,24 +7,23 @@
 //! (`+I[row, null]`) is retracted with `-D` when the first match arrives and re-emitted when the
 //! last match goes away; inner joins forward the input's change kind.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::array::{new_null_array, Array, ArrayRef, AsArray, UInt32Array};
+use arrow::compute::take;
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
-use arrow::row::RowConverter;
-use datafusion::common::ScalarValue;
+use arrow::row::{RowConverter, Rows, SortField};
+use datafusion::common::hash_map::EntryRef;
+use datafusion::common::{HashMap as FastMap, ScalarValue};
 use datafusion::physical_expr::PhysicalExpr;
 use riffle_connectors::{ChangeBatch, RowKind};
 use riffle_plan::{JoinSpec, JoinType};
 
-use super::aggregate::{field_types, RowsOut};
+use super::aggregate::field_types;
 use super::{evaluate, Emit, StreamOperator};
 use crate::exchange::key_converter;
 use crate::keyed_snapshot::{KeyedSnapshot, KeyedSnapshotWriter};
-
-use crate::state_codec::ScalarCodec;
 use crate::task::RuntimeError;
 
 /// One side's view of a join: its key columns and which of them let NULL match NULL.
@@ -66,8 +65,8 @@ impl JoinKeys {
         })
     }
 
-    /// The keys of every row of `batch`.
-    pub(super) fn keys(&self, batch: &RecordBatch) -> Result<Vec<RowKey>, RuntimeError> {
+    /// The encoded keys of every row of `batch`, and which of them can match.
+    pub(super) fn encode(&self, batch: &RecordBatch) -> Result<BatchKeys, RuntimeError> {
         let rows = batch.num_rows();
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.columns.len());
         for c in &self.columns {
@@ -80,18 +79,41 @@ impl JoinKeys {
             columns.push(Arc::new(arrow::array::Int8Array::from(vec![0i8; rows])));
         }
         let encoded = self.converter.convert_columns(&columns)?;
-        Ok((0..rows)
-            .map(|row| RowKey {
-                bytes: Box::from(encoded.row(row).data()),
-                matchable: self
-                    .columns
-                    .iter()
-                    .zip(&self.null_safe)
-                    .zip(&columns)
-                    .all(|((_, safe), a)| *safe || a.is_valid(row)),
+        let mut matchable = vec![true; rows];
+        for (safe, a) in self.null_safe.iter().zip(&columns).take(self.columns.len()) {
+            if let Some(nulls) = a.nulls().filter(|_| !*safe) {
+                for (m, valid) in matchable.iter_mut().zip(nulls.iter()) {
+                    *m &= valid;
+                }
+            }
+        }
+        Ok(BatchKeys {
+            rows: encoded,
+            matchable,
+        })
+    }
+
+    /// The keys of every row of `batch`.
+    pub(super) fn keys(&self, batch: &RecordBatch) -> Result<Vec<RowKey>, RuntimeError> {
+        let keys = self.encode(batch)?;
+        Ok(keys
+            .matchable
+            .iter()
+            .enumerate()
+            .map(|(row, matchable)| RowKey {
+                bytes: Box::from(keys.rows.row(row).data()),
+                matchable: *matchable,
             })
             .collect())
     }
+}
+
+/// The join keys of the rows of a batch.
+pub(super) struct BatchKeys {
+    /// The encoded key of every row.
+    pub(super) rows: Rows,
+    /// Whether each row can match at all (a NULL in a key compared with `=` matches nothing).
+    pub(super) matchable: Vec<bool>,
 }
 
 /// The values of row `row` of `batch`.
@@ -193,6 +215,24 @@ impl PairCondition {
         self.evaluate(expr, columns, n)
     }
 
+    /// Whether every pair passes (there is no residual condition).
+    pub(super) fn accepts_all(&self) -> bool {
+        self.expr.is_none()
+    }
+
+    /// For each of `n` pairs given as the left then the right columns, whether it satisfies
+    /// the condition.
+    pub(super) fn test_columns(
+        &self,
+        columns: Vec<ArrayRef>,
+        n: usize,
+    ) -> Result<Vec<bool>, RuntimeError> {
+        match &self.expr {
+            Some(expr) => self.evaluate(expr, columns, n),
+            None => Ok(vec![true; n]),
+        }
+    }
+
     /// Evaluates the condition over `n` pairs given as the left then the right columns.
     fn evaluate(
         &self,
@@ -217,48 +257,116 @@ impl PairCondition {
     }
 }
 
-/// A stored row: its values, how many copies of it are held, and (outer and semi/anti sides)
-/// how many rows of the other side it matches.
+/// A stored row: its columns in Arrow's row format, how many copies of it are held, and
+/// (outer and semi/anti sides) how many rows of the other side it matches.
 struct Stored {
-    values: Vec<ScalarValue>,
+    row: Box<[u8]>,
     count: usize,
     associations: usize,
 }
 
 /// The rows of one join side by join key (in memory; the seam for a keyed state backend).
-#[derive(Default)]
+///
+/// Rows are kept in Arrow's row format: one compact allocation per distinct row instead of a
+/// `ScalarValue` per column, compared byte-wise, and encoded exactly as [`ScalarCodec`](crate::state_codec::ScalarCodec) encodes
+/// a row, so checkpoints keep their format.
 struct SideRows {
-    rows: HashMap<Box<[u8]>, Vec<Stored>>,
+    /// Encodes every column of the side.
+    converter: RowConverter,
+    types: Vec<DataType>,
+    rows: FastMap<Box<[u8]>, Vec<Stored>>,
+}
+
+/// The rows of an input batch in a side's row format.
+struct BatchRows(Option<Rows>);
+
+impl BatchRows {
+    /// The bytes of row `row` (empty when the side has no columns).
+    fn row(&self, row: usize) -> &[u8] {
+        self.0.as_ref().map_or(&[], |rows| rows.row(row).data())
+    }
 }
 
 impl SideRows {
+    fn new(schema: &SchemaRef) -> Result<Self, RuntimeError> {
+        let types = field_types(schema);
+        // The same fields as `ScalarCodec::new`: stored rows are checkpointed as is.
+        let converter =
+            RowConverter::new(types.iter().map(|t| SortField::new(t.clone())).collect())?;
+        Ok(Self {
+            converter,
+            types,
+            rows: FastMap::default(),
+        })
+    }
+
+    /// Every row of `batch` (a batch of this side) in the row format.
+    fn encode(&self, batch: &RecordBatch) -> Result<BatchRows, RuntimeError> {
+        if self.types.is_empty() {
+            return Ok(BatchRows(None));
+        }
+        let mut columns = batch.columns().to_vec();
+        for (column, t) in columns.iter_mut().zip(&self.types) {
+            if column.data_type() != t {
+                *column = arrow::compute::cast(column, t)?;
+            }
+        }
+        Ok(BatchRows(Some(self.converter.convert_columns(&columns)?)))
+    }
+
+    /// The columns of `rows` (rows of this side), with the side's declared types.
+    fn decode(&self, rows: &[&[u8]]) -> Result<Vec<ArrayRef>, RuntimeError> {
+        if self.types.is_empty() {
+            return Ok(Vec::new());
+        }
+        let parser = self.converter.parser();
+        let mut columns = self
+            .converter
+            .convert_rows(rows.iter().map(|r| parser.parse(r)))?;
+        for (column, t) in columns.iter_mut().zip(&self.types) {
+            if column.data_type() != t {
+                *column = arrow::compute::cast(column, t)?;
+            }
+        }
+        Ok(columns)
+    }
+
     fn get(&self, key: &[u8]) -> &[Stored] {
         self.rows.get(key).map_or(&[], |v| v.as_slice())
     }
 
-    /// Adds one copy of `values`; its match count becomes `associations` (as Flink's state
+    fn get_mut(&mut self, key: &[u8]) -> &mut [Stored] {
+        self.rows.get_mut(key).map_or(&mut [], |v| v.as_mut_slice())
+    }
+
+    /// Adds one copy of `row`; its match count becomes `associations` (as Flink's state
     /// views do).
-    fn add(&mut self, key: &[u8], values: Vec<ScalarValue>, associations: usize) {
-        let rows = self.rows.entry(Box::from(key)).or_default();
-        match rows.iter_mut().find(|s| s.values == values) {
+    fn add(&mut self, key: &[u8], row: &[u8], associations: usize) {
+        // Look up by borrowed bytes; allocate the key only for a new key (most keys hold one
+        // row, hence the capacity of one).
+        let rows = match self.rows.entry_ref(key) {
+            EntryRef::Occupied(e) => e.into_mut(),
+            EntryRef::Vacant(e) => e.insert_with_key(Box::from(key), Vec::with_capacity(1)),
+        };
+        match rows.iter_mut().find(|s| *s.row == *row) {
             Some(s) => {
                 s.count += 1;
                 s.associations = associations;
             }
             None => rows.push(Stored {
-                values,
+                row: Box::from(row),
                 count: 1,
                 associations,
             }),
         }
     }
 
-    /// Removes one copy of `values` (nothing when it is not held).
-    fn retract(&mut self, key: &[u8], values: &[ScalarValue]) {
+    /// Removes one copy of `row` (nothing when it is not held).
+    fn retract(&mut self, key: &[u8], row: &[u8]) {
         let Some(rows) = self.rows.get_mut(key) else {
             return;
         };
-        if let Some(i) = rows.iter().position(|s| s.values == values) {
+        if let Some(i) = rows.iter().position(|s| *s.row == *row) {
             rows[i].count -= 1;
             if rows[i].count == 0 {
                 rows.remove(i);
@@ -268,20 +376,69 @@ impl SideRows {
             self.rows.remove(key);
         }
     }
+}
 
-    fn set_associations(&mut self, key: &[u8], index: usize, associations: usize) {
-        if let Some(s) = self.rows.get_mut(key).and_then(|r| r.get_mut(index)) {
-            s.associations = associations;
-        }
+/// A row of the other side that matches an input row.
+#[derive(Clone, Copy)]
+struct Match {
+    /// Its position in its key's stored rows.
+    index: usize,
+    /// Its row in [`Probe::columns`].
+    candidate: u32,
+}
+
+/// Most (input row, stored row) pairs probed at once: bounds the memory of one probe.
+const PROBE_PAIRS: usize = 8192;
+
+/// The rows of the other side that match the input rows `start..end` of a batch.
+struct Probe {
+    end: usize,
+    /// Input row `start + i` matches `matches[bounds[i]..bounds[i + 1]]`.
+    bounds: Vec<usize>,
+    matches: Vec<Match>,
+    /// The other side's columns of every candidate row.
+    columns: Vec<ArrayRef>,
+}
+
+impl Probe {
+    fn of(&self, start: usize, row: usize) -> &[Match] {
+        let i = row - start;
+        &self.matches[self.bounds[i]..self.bounds[i + 1]]
     }
 }
 
-/// A matched row of the other side: its position in the key's rows and a snapshot of it.
-struct Match {
-    index: usize,
-    values: Vec<ScalarValue>,
-    count: usize,
-    associations: usize,
+/// Joined rows to emit, each from an input row and a stored row of the other side, either
+/// of which may be absent (NULL padding, or not part of a semi/anti join's output).
+#[derive(Default)]
+struct Joined {
+    kinds: Vec<RowKind>,
+    input: Vec<Option<u32>>,
+    other: Vec<Option<u32>>,
+}
+
+impl Joined {
+    fn push(&mut self, kind: RowKind, input: Option<usize>, other: Option<u32>) {
+        self.kinds.push(kind);
+        self.input.push(input.map(|r| r as u32));
+        self.other.push(other);
+    }
+}
+
+/// The rows of `columns` (of types `types`) at `indices`; a NULL index gives a NULL.
+fn gather(
+    columns: &[ArrayRef],
+    types: &[DataType],
+    indices: &UInt32Array,
+) -> Result<Vec<ArrayRef>, RuntimeError> {
+    types
+        .iter()
+        .enumerate()
+        .map(|(i, t)| match columns.get(i) {
+            // `take` reads a NULL index's slot too, so an empty source gives NULLs directly.
+            Some(c) if !c.is_empty() => Ok(take(c.as_ref(), indices, None)?),
+            _ => Ok(new_null_array(t, indices.len())),
+        })
+        .collect()
 }
 
 /// Regular join (inner, outer, semi, anti) over two possibly updating inputs.
@@ -290,10 +447,6 @@ pub struct Join {
     keys: [JoinKeys; 2],
     condition: PairCondition,
     sides: [SideRows; 2],
-    /// NULL padding of each side.
-    padding: [Vec<ScalarValue>; 2],
-    /// Column types of each side (for checkpoints).
-    side_types: [Vec<DataType>; 2],
     schema: SchemaRef,
 }
 
@@ -314,9 +467,7 @@ impl Join {
                 JoinKeys::new(&spec.right_keys, &spec.null_safe, inputs[1])?,
             ],
             condition: PairCondition::new(condition, combined),
-            sides: [SideRows::default(), SideRows::default()],
-            padding: [nulls(inputs[0])?, nulls(inputs[1])?],
-            side_types: [field_types(inputs[0]), field_types(inputs[1])],
+            sides: [SideRows::new(inputs[0])?, SideRows::new(inputs[1])?],
             schema,
         })
     }
@@ -329,74 +480,119 @@ impl Join {
         }
     }
 
-    /// The rows of the other side that match `values` of side `side`.
-    fn matches(
+    /// The side `side` itself and the other side.
+    fn split(sides: &mut [SideRows; 2], side: usize) -> (&mut SideRows, &mut SideRows) {
+        let [left, right] = sides;
+        if side == 0 {
+            (left, right)
+        } else {
+            (right, left)
+        }
+    }
+
+    /// Finds the stored rows of the other side that match the input rows from `start` on (of
+    /// side `side`), for as many rows as fit in [`PROBE_PAIRS`] pairs (at least one): one
+    /// decoding of the candidates and one evaluation of the condition for all of them.
+    ///
+    /// The other side does not change while a batch of this side is processed (only its
+    /// match counts do, which are read when the rows are joined), so the matches can be
+    /// found ahead of the rows.
+    fn probe(
         &self,
         side: usize,
-        key: &RowKey,
-        values: &[ScalarValue],
-    ) -> Result<Vec<Match>, RuntimeError> {
-        if !key.matchable {
-            return Ok(Vec::new());
+        batch: &RecordBatch,
+        keys: &BatchKeys,
+        start: usize,
+    ) -> Result<Probe, RuntimeError> {
+        let stored = &self.sides[1 - side];
+        let mut rows: Vec<u32> = Vec::new();
+        let mut found: Vec<Match> = Vec::new();
+        let mut candidates: Vec<&[u8]> = Vec::new();
+        let mut pair_bounds = vec![0];
+        let mut end = start;
+        while end < batch.num_rows() && (end == start || candidates.len() < PROBE_PAIRS) {
+            if keys.matchable[end] {
+                for (index, s) in stored.get(keys.rows.row(end).data()).iter().enumerate() {
+                    rows.push(end as u32);
+                    found.push(Match {
+                        index,
+                        candidate: candidates.len() as u32,
+                    });
+                    candidates.push(&s.row);
+                }
+            }
+            pair_bounds.push(candidates.len());
+            end += 1;
         }
-        let stored = self.sides[1 - side].get(&key.bytes);
-        let passes = self.condition.test(
-            values,
-            side == 0,
-            stored.iter().map(|s| s.values.as_slice()),
-        )?;
-        Ok(stored
-            .iter()
-            .zip(passes)
-            .enumerate()
-            .filter(|(_, (_, pass))| *pass)
-            .map(|(index, (s, _))| Match {
-                index,
-                values: s.values.clone(),
-                count: s.count,
-                associations: s.associations,
-            })
-            .collect())
-    }
-
-    /// Emits the joined row of `row` (of side `side`) and `other`.
-    fn pair(
-        out: &mut RowsOut,
-        kind: RowKind,
-        side: usize,
-        row: &[ScalarValue],
-        other: &[ScalarValue],
-    ) {
-        if side == 0 {
-            out.push(kind, row, other);
+        if candidates.is_empty() {
+            return Ok(Probe {
+                end,
+                bounds: pair_bounds,
+                matches: found,
+                columns: Vec::new(),
+            });
+        }
+        let columns = stored.decode(&candidates)?;
+        let passes = if self.condition.accepts_all() {
+            None
         } else {
-            out.push(kind, other, row);
+            let rows = UInt32Array::from(rows);
+            let input = gather(batch.columns(), &self.sides[side].types, &rows)?;
+            let pairs = if side == 0 {
+                input.into_iter().chain(columns.iter().cloned()).collect()
+            } else {
+                columns.iter().cloned().chain(input).collect()
+            };
+            Some(self.condition.test_columns(pairs, candidates.len())?)
+        };
+        // Keep the pairs that pass, row by row.
+        let mut bounds = Vec::with_capacity(pair_bounds.len());
+        let mut matches = Vec::with_capacity(found.len());
+        bounds.push(0);
+        for w in pair_bounds.windows(2) {
+            for (i, m) in found.iter().enumerate().take(w[1]).skip(w[0]) {
+                if passes.as_ref().is_none_or(|p| p[i]) {
+                    matches.push(*m);
+                }
+            }
+            bounds.push(matches.len());
         }
+        Ok(Probe {
+            end,
+            bounds,
+            matches,
+            columns,
+        })
     }
 
-    /// One row of an inner or outer join (Flink's `StreamingJoinOperator.processElement`).
+    /// One row of an inner or outer join (Flink's `StreamingJoinOperator.processElement`):
+    /// row `row` of side `side`, with key `key` and bytes `bytes`, matching `matched`.
+    #[allow(clippy::too_many_arguments)]
     fn join_row(
         &mut self,
         side: usize,
         kind: RowKind,
-        key: &RowKey,
-        values: Vec<ScalarValue>,
-        out: &mut RowsOut,
-    ) -> Result<(), RuntimeError> {
-        let other = 1 - side;
-        let (input_outer, other_outer) = (self.outer(side), self.outer(other));
-        let matched = self.matches(side, key, &values)?;
-        let copies: usize = matched.iter().map(|m| m.count).sum();
+        key: &[u8],
+        row: usize,
+        bytes: &[u8],
+        matched: &[Match],
+        out: &mut Joined,
+    ) {
+        let (input_outer, other_outer) = (self.outer(side), self.outer(1 - side));
+        let (own, other) = Self::split(&mut self.sides, side);
+        let stored = other.get_mut(key);
+        let copies: usize = matched.iter().map(|m| stored[m.index].count).sum();
         if kind.is_addition() {
-            if !matched.is_empty() && other_outer {
+            if other_outer {
                 // The other side's rows lose their padded form on their first match.
-                for m in &matched {
-                    if m.associations == 0 {
-                        for _ in 0..m.count {
-                            Self::pair(out, RowKind::Delete, other, &m.values, &self.padding[side]);
+                for m in matched {
+                    let s = &mut stored[m.index];
+                    if s.associations == 0 {
+                        for _ in 0..s.count {
+                            out.push(RowKind::Delete, None, Some(m.candidate));
                         }
                     }
-                    self.sides[other].set_associations(&key.bytes, m.index, m.associations + 1);
+                    s.associations += 1;
                 }
             }
             let out_kind = if input_outer || other_outer {
@@ -405,79 +601,83 @@ impl Join {
                 kind
             };
             if matched.is_empty() && input_outer {
-                Self::pair(out, RowKind::Insert, side, &values, &self.padding[other]);
+                out.push(RowKind::Insert, Some(row), None);
             }
-            for m in &matched {
-                for _ in 0..m.count {
-                    Self::pair(out, out_kind, side, &values, &m.values);
+            for m in matched {
+                for _ in 0..stored[m.index].count {
+                    out.push(out_kind, Some(row), Some(m.candidate));
                 }
             }
-            self.sides[side].add(&key.bytes, values, copies);
+            own.add(key, bytes, copies);
         } else {
-            self.sides[side].retract(&key.bytes, &values);
+            own.retract(key, bytes);
             if matched.is_empty() {
                 if input_outer {
-                    Self::pair(out, RowKind::Delete, side, &values, &self.padding[other]);
+                    out.push(RowKind::Delete, Some(row), None);
                 }
-                return Ok(());
+                return;
             }
             let out_kind = if input_outer { RowKind::Delete } else { kind };
-            for m in &matched {
-                for _ in 0..m.count {
-                    Self::pair(out, out_kind, side, &values, &m.values);
+            for m in matched {
+                for _ in 0..stored[m.index].count {
+                    out.push(out_kind, Some(row), Some(m.candidate));
                 }
             }
             if other_outer {
                 // The other side's rows fall back to their padded form on their last match.
-                for m in &matched {
-                    if m.associations == 1 {
-                        for _ in 0..m.count {
-                            Self::pair(out, RowKind::Insert, other, &m.values, &self.padding[side]);
+                for m in matched {
+                    let s = &mut stored[m.index];
+                    if s.associations == 1 {
+                        for _ in 0..s.count {
+                            out.push(RowKind::Insert, None, Some(m.candidate));
                         }
                     }
-                    let left = m.associations.saturating_sub(1);
-                    self.sides[other].set_associations(&key.bytes, m.index, left);
+                    s.associations = s.associations.saturating_sub(1);
                 }
             }
         }
-        Ok(())
     }
 
     /// One row of a semi or anti join (Flink's `StreamingSemiAntiJoinOperator`): left rows are
     /// emitted while they have (semi) or lack (anti) a match.
+    #[allow(clippy::too_many_arguments)]
     fn semi_anti_row(
         &mut self,
         side: usize,
         kind: RowKind,
-        key: &RowKey,
-        values: Vec<ScalarValue>,
-        out: &mut RowsOut,
-    ) -> Result<(), RuntimeError> {
+        key: &[u8],
+        row: usize,
+        bytes: &[u8],
+        matched: &[Match],
+        out: &mut Joined,
+    ) {
         let anti = self.join_type == JoinType::Anti;
-        let matched = self.matches(side, key, &values)?;
+        let add = kind.is_addition();
+        let (own, other) = Self::split(&mut self.sides, side);
+        let stored = other.get_mut(key);
         if side == 0 {
             if matched.is_empty() == anti {
-                out.push(kind, &values, &[]);
+                out.push(kind, Some(row), None);
             }
-            if kind.is_addition() {
-                let copies = matched.iter().map(|m| m.count).sum();
-                self.sides[0].add(&key.bytes, values, copies);
+            if add {
+                let copies = matched.iter().map(|m| stored[m.index].count).sum();
+                own.add(key, bytes, copies);
             } else {
-                self.sides[0].retract(&key.bytes, &values);
+                own.retract(key, bytes);
             }
-            return Ok(());
+            return;
         }
-        let add = kind.is_addition();
         if add {
-            self.sides[1].add(&key.bytes, values, 0);
+            own.add(key, bytes, 0);
         } else {
-            self.sides[1].retract(&key.bytes, &values);
+            own.retract(key, bytes);
         }
-        for m in &matched {
+        for m in matched {
+            let s = &mut stored[m.index];
             let flips = if add {
-                m.associations == 0
+                s.associations == 0
             } else {
-                m.associations == 1
+                s.associations == 1
             };
             if flips {
                 let out_kind = match (anti, add) {
@@ -485,34 +685,84 @@ impl Join {
                     (true, false) => RowKind::Insert,
                     (false, _) => kind,
                 };
-                for _ in 0..m.count {
-                    out.push(out_kind, &m.values, &[]);
+                for _ in 0..s.count {
+                    out.push(out_kind, None, Some(m.candidate));
                 }
             }
-            let associations = if add {
-                m.associations + 1
+            s.associations = if add {
+                s.associations + 1
             } else {
-                m.associations.saturating_sub(1)
+                s.associations.saturating_sub(1)
             };
-            self.sides[0].set_associations(&key.bytes, m.index, associations);
         }
+    }
+
+    /// Emits `joined`: the input side's columns taken from `batch` (of side `side`), the other
+    /// side's from the probe's candidates.
+    fn emit(
+        &self,
+        side: usize,
+        batch: &RecordBatch,
+        probe: &Probe,
+        joined: Joined,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let n = joined.kinds.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let input_types = &self.sides[side].types;
+        let other_types = &self.sides[1 - side].types;
+        let input = UInt32Array::from(joined.input);
+        let other = UInt32Array::from(joined.other);
+        let columns = if self.join_type.left_only() {
+            // Only left rows are emitted: input rows of the left, stored rows of the right.
+            if side == 0 {
+                gather(batch.columns(), input_types, &input)?
+            } else {
+                gather(&probe.columns, other_types, &other)?
+            }
+        } else {
+            let input = gather(batch.columns(), input_types, &input)?;
+            let other = gather(&probe.columns, other_types, &other)?;
+            if side == 0 {
+                input.into_iter().chain(other).collect()
+            } else {
+                other.into_iter().chain(input).collect()
+            }
+        };
+        let mut arrays = Vec::with_capacity(columns.len());
+        for (array, field) in columns.into_iter().zip(self.schema.fields()) {
+            arrays.push(if array.data_type() == field.data_type() {
+                array
+            } else {
+                arrow::compute::cast(&array, field.data_type())?
+            });
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(n));
+        let batch = RecordBatch::try_new_with_options(self.schema.clone(), arrays, &options)?;
+        let kinds = if joined.kinds.iter().all(|k| *k == RowKind::Insert) {
+            None
+        } else {
+            Some(Arc::from(joined.kinds))
+        };
+        out.push(Emit::Data(ChangeBatch { batch, kinds }));
         Ok(())
     }
 }
 
 impl SideRows {
-    /// Adds the rows of every key to a keyed snapshot, as entries of `table`.
-    fn write(
-        &self,
-        codec: &ScalarCodec,
-        out: &mut KeyedSnapshotWriter,
-        table: u8,
-    ) -> Result<(), RuntimeError> {
+    /// Adds the rows of every key to a keyed snapshot, as entries of `table`: per key the
+    /// number of rows, then per row its bytes (as [`ScalarCodec`](crate::state_codec::ScalarCodec) writes them), copies and
+    /// match count.
+    fn write(&self, out: &mut KeyedSnapshotWriter, table: u8) -> Result<(), RuntimeError> {
         for (key, rows) in &self.rows {
             out.entry(table, key, |w| {
                 w.length(rows.len());
                 for s in rows {
-                    codec.write(w, &s.values)?;
+                    if !self.types.is_empty() {
+                        w.bytes(&s.row);
+                    }
                     w.length(s.count);
                     w.length(s.associations);
                 }
@@ -522,19 +772,21 @@ impl SideRows {
         Ok(())
     }
 
-    /// The rows of the entries of `table`.
-    fn read(
-        codec: &ScalarCodec,
-        snapshot: &KeyedSnapshot<'_>,
-        table: u8,
-    ) -> Result<Self, RuntimeError> {
-        let mut rows = HashMap::new();
+    /// Replaces the rows with those of the entries of `table`.
+    fn read(&mut self, snapshot: &KeyedSnapshot<'_>, table: u8) -> Result<(), RuntimeError> {
+        let mut rows = FastMap::default();
+        let width = self.types.len();
         snapshot.read_table(table, "a join", |key, r| {
             let n = r.length()?;
             let mut stored = Vec::with_capacity(n);
             for _ in 0..n {
+                let row = if width == 0 {
+                    Box::default()
+                } else {
+                    Box::from(r.bytes()?)
+                };
                 stored.push(Stored {
-                    values: codec.read(r)?,
+                    row,
                     count: r.u64()? as usize,
                     associations: r.u64()? as usize,
                 });
@@ -542,7 +794,8 @@ impl SideRows {
             rows.insert(Box::from(key), stored);
             Ok(())
         })?;
-        Ok(Self { rows })
+        self.rows = rows;
+        Ok(())
     }
 }
 
@@ -554,17 +807,16 @@ impl StreamOperator for Join {
     /// One table per side: its rows by join key.
     fn snapshot(&mut self, _checkpoint: u64) -> Result<Vec<u8>, RuntimeError> {
         let mut out = KeyedSnapshotWriter::new();
-        for (side, (rows, types)) in self.sides.iter().zip(&self.side_types).enumerate() {
-            rows.write(&ScalarCodec::new(types)?, &mut out, side as u8)?;
+        for (side, rows) in self.sides.iter().enumerate() {
+            rows.write(&mut out, side as u8)?;
         }
         Ok(out.finish())
     }
 
     fn restore(&mut self, state: &[u8]) -> Result<(), RuntimeError> {
         let snapshot = KeyedSnapshot::parse(state, "a join")?;
-        for i in 0..2 {
-            let codec = ScalarCodec::new(&self.side_types[i])?;
-            self.sides[i] = SideRows::read(&codec, &snapshot, i as u8)?;
+        for (side, rows) in self.sides.iter_mut().enumerate() {
+            rows.read(&snapshot, side as u8)?;
         }
         Ok(())
     }
@@ -573,6 +825,8 @@ impl StreamOperator for Join {
         true
     }
 
+    /// Probes a run of rows at once, then joins them one by one (a row's output and state
+    /// changes depend on the rows before it) and emits their joined rows as one batch.
     fn process(
         &mut self,
         input: usize,
@@ -580,18 +834,25 @@ impl StreamOperator for Join {
         out: &mut Vec<Emit>,
     ) -> Result<(), RuntimeError> {
         let side = input.min(1);
-        let keys = self.keys[side].keys(&batch.batch)?;
-        let mut emitted = RowsOut::new(self.schema.fields().len());
-        for (row, key) in keys.iter().enumerate() {
-            let values = row_values(&batch.batch, row)?;
-            let kind = batch.kind(row);
-            if self.join_type.left_only() {
-                self.semi_anti_row(side, kind, key, values, &mut emitted)?;
-            } else {
-                self.join_row(side, kind, key, values, &mut emitted)?;
+        let keys = self.keys[side].encode(&batch.batch)?;
+        let rows = self.sides[side].encode(&batch.batch)?;
+        let mut start = 0;
+        while start < batch.num_rows() {
+            let probe = self.probe(side, &batch.batch, &keys, start)?;
+            let mut joined = Joined::default();
+            for row in start..probe.end {
+                let (kind, key, bytes) = (batch.kind(row), keys.rows.row(row), rows.row(row));
+                let matched = probe.of(start, row);
+                if self.join_type.left_only() {
+                    self.semi_anti_row(side, kind, key.data(), row, bytes, matched, &mut joined);
+                } else {
+                    self.join_row(side, kind, key.data(), row, bytes, matched, &mut joined);
+                }
             }
+            self.emit(side, &batch.batch, &probe, joined, out)?;
+            start = probe.end;
         }
-        emitted.emit(&self.schema, out)
+        Ok(())
     }
 }
 
