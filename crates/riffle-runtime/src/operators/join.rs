@@ -1053,6 +1053,128 @@ pub(super) mod tests {
         );
     }
 
+    /// A left join on `k` with the condition `l.ts < r.ts`.
+    fn left_join_on_time() -> Join {
+        use datafusion::logical_expr::Operator;
+        use datafusion::physical_expr::expressions::{BinaryExpr, Column};
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        let condition = Arc::new(BinaryExpr::new(
+            Arc::new(Column::new("lts", 2)),
+            Operator::Lt,
+            Arc::new(Column::new("rts", 5)),
+        ));
+        Join::new(
+            &spec(JoinType::Left),
+            Some(condition),
+            [&l, &r],
+            combined(),
+            combined(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_batch_is_probed_in_runs_of_pairs_and_the_condition_decides_the_padding() {
+        let mut op = left_join_on_time();
+        let names: Vec<String> = (0..3000).map(|i| format!("r{i}")).collect();
+        let rights: Vec<_> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (Insert, Some(1), n.as_str(), i as i64))
+            .collect();
+        assert!(feed(&mut op, 1, &rights).is_empty());
+        // 9,000 candidate pairs for the first three rows: two runs of pairs, two batches.
+        let mut out = Vec::new();
+        let lefts = [
+            (Insert, Some(1), "a", 0),
+            (Insert, Some(1), "a", 1500),
+            (Insert, Some(1), "a", 5000),
+            (Insert, Some(2), "b", 0),
+        ];
+        op.process(0, batch(&side_schema("l"), &lefts), &mut out)
+            .unwrap();
+        assert_eq!(out.len(), 2);
+        let out = lines(&out);
+        assert_eq!(out.len(), 2999 + 1499 + 2);
+        assert_eq!(out[0], "+I[1, a, 0, 1, r1, 1]");
+        assert_eq!(out[2999], "+I[1, a, 1500, 1, r1501, 1501]");
+        assert_eq!(
+            out[4498..],
+            [
+                "+I[1, a, 5000, null, null, null]",
+                "+I[2, b, 0, null, null, null]"
+            ]
+        );
+        // A right row matching all three: only the padded one is retracted.
+        assert_eq!(
+            feed(&mut op, 1, &[(Insert, Some(1), "z", 6000)]),
+            [
+                "-D[1, a, 5000, null, null, null]",
+                "+I[1, a, 0, 1, z, 6000]",
+                "+I[1, a, 1500, 1, z, 6000]",
+                "+I[1, a, 5000, 1, z, 6000]"
+            ]
+        );
+        assert_eq!(
+            feed(&mut op, 1, &[(Delete, Some(1), "z", 6000)]),
+            [
+                "-D[1, a, 0, 1, z, 6000]",
+                "-D[1, a, 1500, 1, z, 6000]",
+                "-D[1, a, 5000, 1, z, 6000]",
+                "+I[1, a, 5000, null, null, null]"
+            ]
+        );
+    }
+
+    #[test]
+    fn snapshots_keep_their_format_of_scalar_rows() {
+        use crate::state_codec::ScalarCodec;
+        // A snapshot as the join wrote it when it stored `ScalarValue`s: per key the number of
+        // rows, then per row the codec's bytes, copies and match count.
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        let mut writer = KeyedSnapshotWriter::new();
+        let row = |k: i32, v: &str, ts: i64| {
+            vec![
+                ScalarValue::Int32(Some(k)),
+                ScalarValue::Utf8(Some(v.into())),
+                ScalarValue::TimestampMillisecond(Some(ts), None),
+            ]
+        };
+        let key = JoinKeys::new(&[0], &[false], &l)
+            .unwrap()
+            .keys(&batch(&l, &[(Insert, Some(1), "a", 0)]).batch)
+            .unwrap()
+            .remove(0)
+            .bytes;
+        for (table, schema, values, count) in
+            [(0, &l, row(1, "a", 0), 2), (1, &r, row(1, "x", 0), 1)]
+        {
+            let codec = ScalarCodec::new(&field_types(schema)).unwrap();
+            writer
+                .entry(table, &key, |w| {
+                    w.length(1);
+                    codec.write(w, &values)?;
+                    w.length(count);
+                    w.length(1);
+                    Ok(())
+                })
+                .unwrap();
+        }
+        let old = writer.finish();
+        let mut op = join(JoinType::Left);
+        op.restore(&old).unwrap();
+        assert_eq!(op.snapshot(1).unwrap(), old);
+        assert_eq!(
+            feed(&mut op, 1, &[(Delete, Some(1), "x", 0)]),
+            [
+                "-D[1, a, 0, 1, x, 0]",
+                "-D[1, a, 0, 1, x, 0]",
+                "+I[1, a, 0, null, null, null]",
+                "+I[1, a, 0, null, null, null]"
+            ]
+        );
+    }
+
     #[test]
     fn joins_resume_and_rescale_from_snapshots() {
         use super::super::resume::{assert_rescales_anywhere, assert_resumes_anywhere, Step};
