@@ -331,10 +331,12 @@ impl SideRows {
         Ok(columns)
     }
 
+    /// The rows of `key`.
     fn get(&self, key: &[u8]) -> &[Stored] {
         self.rows.get(key).map_or(&[], |v| v.as_slice())
     }
 
+    /// The rows of `key`, to update their match counts.
     fn get_mut(&mut self, key: &[u8]) -> &mut [Stored] {
         self.rows.get_mut(key).map_or(&mut [], |v| v.as_mut_slice())
     }
@@ -580,7 +582,11 @@ impl Join {
     ) {
         let (input_outer, other_outer) = (self.outer(side), self.outer(1 - side));
         let (own, other) = Self::split(&mut self.sides, side);
-        let stored = other.get_mut(key);
+        let stored = if matched.is_empty() {
+            &mut []
+        } else {
+            other.get_mut(key)
+        };
         let copies: usize = matched.iter().map(|m| stored[m.index].count).sum();
         if kind.is_addition() {
             if other_outer {
@@ -654,7 +660,11 @@ impl Join {
         let anti = self.join_type == JoinType::Anti;
         let add = kind.is_addition();
         let (own, other) = Self::split(&mut self.sides, side);
-        let stored = other.get_mut(key);
+        let stored = if matched.is_empty() {
+            &mut []
+        } else {
+            other.get_mut(key)
+        };
         if side == 0 {
             if matched.is_empty() == anti {
                 out.push(kind, Some(row), None);
