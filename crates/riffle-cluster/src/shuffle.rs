@@ -815,6 +815,23 @@ mod tests {
     }
 
     /// The rows the source delivers until it has nothing more (or ended).
+    /// A store in `dir` holding the one-queue shuffle topic, and job `j`'s checkpoint log.
+    fn one_queue_job(dir: &std::path::Path) -> (Arc<dyn Topics>, job_checkpoint::CheckpointLog) {
+        let store: Arc<dyn Topics> = riffle_connectors::rocketmq::shared_store(dir).expect("store");
+        store
+            .create_topic(
+                TOPIC,
+                riffle_store::TopicConfig {
+                    queues: 1,
+                    ..riffle_store::TopicConfig::default()
+                },
+            )
+            .expect("topic");
+        let log = job_checkpoint::CheckpointLog::open(store.clone(), "j", Duration::from_secs(60))
+            .expect("checkpoint log");
+        (store, log)
+    }
+
     fn drain(source: &mut ShuffleSource) -> Vec<i64> {
         let mut out = Vec::new();
         for _ in 0..4 {
@@ -835,19 +852,7 @@ mod tests {
     #[test]
     fn a_consumer_aligns_on_every_producers_cut_marker_across_a_restore() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store: Arc<dyn Topics> =
-            riffle_connectors::rocketmq::shared_store(dir.path()).expect("store");
-        store
-            .create_topic(
-                TOPIC,
-                riffle_store::TopicConfig {
-                    queues: 1,
-                    ..riffle_store::TopicConfig::default()
-                },
-            )
-            .expect("topic");
-        let log = job_checkpoint::CheckpointLog::open(store.clone(), "j", Duration::from_secs(60))
-            .expect("checkpoint log");
+        let (store, log) = one_queue_job(dir.path());
         let append = |messages: Vec<Message>| store.append_batch(TOPIC, 0, &messages).unwrap();
         // Producer 0 cuts job checkpoint 1 after row 1; producer 1 has not cut yet.
         append(vec![
@@ -892,6 +897,7 @@ mod tests {
         assert_eq!(delivered, vec![1, 2, 10, 11, 12]);
         assert!(restored.ended());
     }
+
     /// While one producer has not reached its cut marker (stalled, or its process killed),
     /// a consumer keeps none of the messages the other producers wrote after theirs: memory
     /// stays within one read however many there are. Once aligned and cut, it reads them
@@ -899,19 +905,7 @@ mod tests {
     #[test]
     fn an_alignment_holds_no_messages_of_producers_already_at_their_cut() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store: Arc<dyn Topics> =
-            riffle_connectors::rocketmq::shared_store(dir.path()).expect("store");
-        store
-            .create_topic(
-                TOPIC,
-                riffle_store::TopicConfig {
-                    queues: 1,
-                    ..riffle_store::TopicConfig::default()
-                },
-            )
-            .expect("topic");
-        let log = job_checkpoint::CheckpointLog::open(store.clone(), "j", Duration::from_secs(60))
-            .expect("checkpoint log");
+        let (store, log) = one_queue_job(dir.path());
         let append = |messages: Vec<Message>| store.append_batch(TOPIC, 0, &messages).unwrap();
         // Producer 0 cuts job checkpoint 1 and goes on writing; producer 1 stalls before
         // its marker.
