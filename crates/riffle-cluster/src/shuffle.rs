@@ -814,9 +814,10 @@ mod tests {
         }
     }
 
-    /// The rows the source delivers until it has nothing more (or ended).
     /// A store in `dir` holding the one-queue shuffle topic, and job `j`'s checkpoint log.
-    fn one_queue_job(dir: &std::path::Path) -> (Arc<dyn Topics>, job_checkpoint::CheckpointLog) {
+    fn one_queue_job(
+        dir: &std::path::Path,
+    ) -> (Arc<dyn Topics>, Arc<job_checkpoint::CheckpointLog>) {
         let store: Arc<dyn Topics> = riffle_connectors::rocketmq::shared_store(dir).expect("store");
         store
             .create_topic(
@@ -832,6 +833,7 @@ mod tests {
         (store, log)
     }
 
+    /// The rows the source delivers until it has nothing more (or ended).
     fn drain(source: &mut ShuffleSource) -> Vec<i64> {
         let mut out = Vec::new();
         for _ in 0..4 {
