@@ -205,18 +205,28 @@ fn spawn_member(dir: &Path, name: &str) -> std::process::Child {
 
 /// Waits until `riffle job status` shows `n` processes; returns the status text.
 fn wait_for_members(dir: &Path, n: usize) -> String {
+    wait_for_member_count(dir, &format!("{n}"), |count| count == n)
+}
+
+/// Waits until the number of processes `riffle job status` shows is accepted; returns the
+/// status text.
+fn wait_for_member_count(dir: &Path, wanted: &str, accept: impl Fn(usize) -> bool) -> String {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
         let out = riffle(dir, &["job", "status", "units", "--group", "g"])
             .output()
             .expect("job status");
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        if text.contains(&format!(": {n} process(es)")) {
+        let count = text
+            .split_once(" process(es)")
+            .and_then(|(before, _)| before.rsplit(' ').next())
+            .and_then(|n| n.parse().ok());
+        if count.is_some_and(&accept) {
             return text;
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "never saw {n} processes: {text}{}",
+            "never saw {wanted} processes: {text}{}",
             String::from_utf8_lossy(&out.stderr)
         );
         std::thread::sleep(std::time::Duration::from_millis(200));
@@ -255,7 +265,9 @@ fn three_processes_one_killed_one_joining_equal_the_plain_run() {
     );
     members[1].kill().expect("SIGKILL");
     members[1].wait().expect("reap");
-    wait_for_members(dir, 2);
+    // The group sees the death before the fourth member joins. Under load the survivors may
+    // finish the job between two polls of the status, so fewer than 2 also counts.
+    wait_for_member_count(dir, "at most 2", |count| count <= 2);
     members.push(spawn_member(dir, "d"));
     for (i, m) in members.iter_mut().enumerate() {
         if i == 1 {
