@@ -7,6 +7,7 @@
 //! (`+I[row, null]`) is retracted with `-D` when the first match arrives and re-emitted when the
 //! last match goes away; inner joins forward the input's change kind.
 
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use arrow::array::{new_null_array, Array, ArrayRef, AsArray, UInt32Array};
@@ -274,7 +275,58 @@ struct SideRows {
     /// Encodes every column of the side.
     converter: RowConverter,
     types: Vec<DataType>,
-    rows: FastMap<Box<[u8]>, Vec<Stored>>,
+    rows: FastMap<Box<[u8]>, KeyRows>,
+}
+
+/// A key holding at least this many distinct rows finds a row through a hash index instead of
+/// comparing it with every row (keys such as q7's price hold thousands of rows).
+const INDEX_FROM: usize = 16;
+
+/// The distinct rows of one join key, in arrival order (the order joined rows are emitted in).
+struct KeyRows {
+    rows: Vec<Stored>,
+    /// Position of a row by the hash of its bytes, for keys with [`INDEX_FROM`] rows or more
+    /// (built when first needed, dropped when a row is removed and positions shift). Rows whose
+    /// hash collides with an indexed one are not indexed and are found by a linear search.
+    index: Option<FastMap<u64, u32>>,
+}
+
+impl KeyRows {
+    /// The position of `row`.
+    fn find(&mut self, row: &[u8]) -> Option<usize> {
+        if self.rows.len() < INDEX_FROM {
+            return self.rows.iter().position(|s| *s.row == *row);
+        }
+        let index = self.index.get_or_insert_with(|| {
+            let mut index = FastMap::with_capacity(self.rows.len());
+            for (i, s) in self.rows.iter().enumerate() {
+                let hash = index.hasher().hash_one(&*s.row);
+                index.entry(hash).or_insert(i as u32);
+            }
+            index
+        });
+        match index.get(&index.hasher().hash_one(row)) {
+            Some(&i) if *self.rows[i as usize].row == *row => Some(i as usize),
+            // A collision: the row may be held without being indexed.
+            Some(_) => self.rows.iter().position(|s| *s.row == *row),
+            None => None,
+        }
+    }
+
+    /// Appends a row not held yet.
+    fn push(&mut self, stored: Stored) {
+        if let Some(index) = &mut self.index {
+            let hash = index.hasher().hash_one(&*stored.row);
+            index.entry(hash).or_insert(self.rows.len() as u32);
+        }
+        self.rows.push(stored);
+    }
+
+    /// Removes the row at `i` (the rows after it move up, so the index is rebuilt later).
+    fn remove(&mut self, i: usize) {
+        self.rows.remove(i);
+        self.index = None;
+    }
 }
 
 /// The rows of an input batch in a side's row format.
@@ -333,12 +385,14 @@ impl SideRows {
 
     /// The rows of `key`.
     fn get(&self, key: &[u8]) -> &[Stored] {
-        self.rows.get(key).map_or(&[], |v| v.as_slice())
+        self.rows.get(key).map_or(&[], |v| v.rows.as_slice())
     }
 
     /// The rows of `key`, to update their match counts.
     fn get_mut(&mut self, key: &[u8]) -> &mut [Stored] {
-        self.rows.get_mut(key).map_or(&mut [], |v| v.as_mut_slice())
+        self.rows
+            .get_mut(key)
+            .map_or(&mut [], |v| v.rows.as_mut_slice())
     }
 
     /// Adds one copy of `row`; its match count becomes `associations` (as Flink's state
@@ -348,10 +402,17 @@ impl SideRows {
         // row, hence the capacity of one).
         let rows = match self.rows.entry_ref(key) {
             EntryRef::Occupied(e) => e.into_mut(),
-            EntryRef::Vacant(e) => e.insert_with_key(Box::from(key), Vec::with_capacity(1)),
+            EntryRef::Vacant(e) => e.insert_with_key(
+                Box::from(key),
+                KeyRows {
+                    rows: Vec::with_capacity(1),
+                    index: None,
+                },
+            ),
         };
-        match rows.iter_mut().find(|s| *s.row == *row) {
-            Some(s) => {
+        match rows.find(row) {
+            Some(i) => {
+                let s = &mut rows.rows[i];
                 s.count += 1;
                 s.associations = associations;
             }
@@ -368,13 +429,13 @@ impl SideRows {
         let Some(rows) = self.rows.get_mut(key) else {
             return;
         };
-        if let Some(i) = rows.iter().position(|s| *s.row == *row) {
-            rows[i].count -= 1;
-            if rows[i].count == 0 {
+        if let Some(i) = rows.find(row) {
+            rows.rows[i].count -= 1;
+            if rows.rows[i].count == 0 {
                 rows.remove(i);
             }
         }
-        if rows.is_empty() {
+        if rows.rows.is_empty() {
             self.rows.remove(key);
         }
     }
@@ -766,7 +827,7 @@ impl SideRows {
     /// number of rows, then per row its bytes (as [`ScalarCodec`](crate::state_codec::ScalarCodec) writes them), copies and
     /// match count.
     fn write(&self, out: &mut KeyedSnapshotWriter, table: u8) -> Result<(), RuntimeError> {
-        for (key, rows) in &self.rows {
+        for (key, KeyRows { rows, .. }) in &self.rows {
             out.entry(table, key, |w| {
                 w.length(rows.len());
                 for s in rows {
@@ -801,7 +862,13 @@ impl SideRows {
                     associations: r.u64()? as usize,
                 });
             }
-            rows.insert(Box::from(key), stored);
+            rows.insert(
+                Box::from(key),
+                KeyRows {
+                    rows: stored,
+                    index: None,
+                },
+            );
             Ok(())
         })?;
         self.rows = rows;

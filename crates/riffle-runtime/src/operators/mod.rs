@@ -45,10 +45,10 @@ use arrow::datatypes::{
     DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit, TimestampMillisecondType,
 };
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
-use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::utils::collect_columns;
-use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr};
 use riffle_connectors::snapshot::{StateReader, StateWriter};
 use riffle_connectors::{ChangeBatch, RowKind, SinkWriter, SourceReader};
 use riffle_plan::window::assign_windows;
@@ -177,7 +177,7 @@ pub fn create(
                 .map(|NamedExpr { sql, .. }| compile(sql))
                 .collect::<Result<_, _>>()?,
             schema,
-            input.fields().len(),
+            &input,
         )?),
         OperatorKind::Expand { projections } => Box::new(Expand {
             projections: projections
@@ -434,11 +434,146 @@ struct Calc {
     /// The input columns the expressions read, when a filter copies rows and some columns
     /// are not read (the expressions then address the narrowed batch).
     narrowed: Option<Vec<usize>>,
+    /// Per projection expression, its ROW field accesses evaluated up front (see
+    /// [`FieldsFirst`]).
+    fields_first: Vec<Option<FieldsFirst>>,
+}
+
+/// A projection expression that reads fields of ROW columns, evaluated over a batch of only the
+/// columns it reads with those fields extracted first. Taking a field of a ROW column is a view
+/// (no copy), while a conditional expression (`CASE`) copies every column of the batch it is
+/// given for each branch: the Nexmark `dateTime` column's `CASE` copied the whole `person`,
+/// `auction` and `bid` ROWs of every event three times to read one timestamp from each.
+struct FieldsFirst {
+    /// The input columns the expression reads outside the hoisted field accesses.
+    columns: Vec<usize>,
+    /// The field accesses, over the input batch.
+    fields: Vec<Arc<dyn PhysicalExpr>>,
+    /// The schema of `columns` followed by `fields`.
+    schema: SchemaRef,
+    /// The expression over that batch.
+    expr: Arc<dyn PhysicalExpr>,
+}
+
+impl FieldsFirst {
+    /// Hoists the field accesses of `expr` over `input`, or `None` when it has none (or is one).
+    fn new(expr: &Arc<dyn PhysicalExpr>, input: &Schema) -> Result<Option<Self>, RuntimeError> {
+        let is_field = |e: &Arc<dyn PhysicalExpr>| -> bool {
+            let Some(f) = e.as_ref().downcast_ref::<ScalarFunctionExpr>() else {
+                return false;
+            };
+            f.name() == "get_field"
+                && f.args().first().is_some_and(|a| {
+                    matches!(a.data_type(input), Ok(DataType::Struct(_)))
+                })
+        };
+        if is_field(expr) || expr.as_ref().downcast_ref::<Column>().is_some() {
+            return Ok(None);
+        }
+        // The outermost field accesses, and the columns read elsewhere.
+        let mut fields: Vec<Arc<dyn PhysicalExpr>> = Vec::new();
+        let mut columns: Vec<usize> = Vec::new();
+        expr.apply(|e| {
+            if is_field(e) {
+                if !fields.iter().any(|f| f.as_ref() == e.as_ref()) {
+                    fields.push(Arc::clone(e));
+                }
+                return Ok(TreeNodeRecursion::Jump);
+            }
+            if let Some(c) = e.as_ref().downcast_ref::<Column>() {
+                columns.push(c.index());
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })?;
+        if fields.is_empty() {
+            return Ok(None);
+        }
+        columns.sort_unstable();
+        columns.dedup();
+        let rewritten = Arc::clone(expr)
+            .transform_down(|e| {
+                if let Some(i) = fields.iter().position(|f| f.as_ref() == e.as_ref()) {
+                    let name = format!("field{i}");
+                    let column = Arc::new(Column::new(&name, columns.len() + i));
+                    return Ok(Transformed::new(
+                        column as Arc<dyn PhysicalExpr>,
+                        true,
+                        TreeNodeRecursion::Jump,
+                    ));
+                }
+                let Some(c) = e.as_ref().downcast_ref::<Column>() else {
+                    return Ok(Transformed::no(e));
+                };
+                let index = columns.binary_search(&c.index()).unwrap_or_default();
+                Ok(Transformed::yes(
+                    Arc::new(Column::new(c.name(), index)) as Arc<dyn PhysicalExpr>
+                ))
+            })?
+            .data;
+        let mut schema_fields: Vec<ArrowField> = Vec::with_capacity(columns.len() + fields.len());
+        for c in &columns {
+            let Some(f) = input.fields().get(*c) else {
+                return Err(RuntimeError::new("projection column out of range"));
+            };
+            schema_fields.push(f.as_ref().clone());
+        }
+        for (i, f) in fields.iter().enumerate() {
+            schema_fields.push(ArrowField::new(
+                format!("field{i}"),
+                f.data_type(input)?,
+                f.nullable(input)?,
+            ));
+        }
+        Ok(Some(Self {
+            columns,
+            fields,
+            schema: Arc::new(Schema::new(schema_fields)),
+            expr: rewritten,
+        }))
+    }
+
+    /// The expression's value over `batch` (a batch of the input).
+    fn evaluate(&self, batch: &RecordBatch) -> Result<ArrayRef, RuntimeError> {
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.schema.fields().len());
+        for c in &self.columns {
+            let Some(column) = batch.columns().get(*c) else {
+                return Err(RuntimeError::new("projection column out of range"));
+            };
+            columns.push(Arc::clone(column));
+        }
+        for f in &self.fields {
+            columns.push(evaluate(f, batch)?);
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        let narrow = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
+        evaluate(&self.expr, &narrow)
+    }
 }
 
 impl Calc {
-    /// A Calc over an input of `width` columns.
+    /// A Calc over `input`.
     fn new(
+        filter: Option<Arc<dyn PhysicalExpr>>,
+        projection: Vec<Arc<dyn PhysicalExpr>>,
+        schema: SchemaRef,
+        input: &SchemaRef,
+    ) -> Result<Self, RuntimeError> {
+        let mut calc = Self::narrow(filter, projection, schema, input.fields().len())?;
+        // The expressions address the input as narrowed by the filter.
+        let input = match &calc.narrowed {
+            Some(columns) => Arc::new(input.project(columns)?),
+            None => Arc::clone(input),
+        };
+        calc.fields_first = calc
+            .projection
+            .iter()
+            .map(|e| FieldsFirst::new(e, &input))
+            .collect::<Result<_, _>>()?;
+        Ok(calc)
+    }
+
+    /// A Calc over an input of `width` columns whose filter copies only the columns read.
+    fn narrow(
         filter: Option<Arc<dyn PhysicalExpr>>,
         projection: Vec<Arc<dyn PhysicalExpr>>,
         schema: SchemaRef,
@@ -449,6 +584,7 @@ impl Calc {
             projection,
             schema,
             narrowed: None,
+            fields_first: Vec::new(),
         };
         let Some(filter) = &calc.filter else {
             return Ok(calc);
@@ -518,7 +654,23 @@ impl StreamOperator for Calc {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let columns = project(&self.projection, &self.schema, &batch)?;
+        let mut columns = Vec::with_capacity(self.projection.len());
+        for ((expr, field), first) in self
+            .projection
+            .iter()
+            .zip(self.schema.fields())
+            .zip(&self.fields_first)
+        {
+            let array = match first {
+                Some(first) => first.evaluate(&batch)?,
+                None => evaluate(expr, &batch)?,
+            };
+            columns.push(if array.data_type() == field.data_type() {
+                array
+            } else {
+                cast(&array, field.data_type())?
+            });
+        }
         let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
         let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
         out.push(Emit::Data(ChangeBatch { batch, kinds }));
@@ -1047,7 +1199,7 @@ mod tests {
             Some(compile("a > 1")),
             vec![compile("b"), compile("a + b")],
             output,
-            3,
+            &input,
         )
         .unwrap();
         assert_eq!(calc.narrowed, Some(vec![0, 2]));
@@ -1077,6 +1229,61 @@ mod tests {
             })
             .collect();
         assert_eq!(columns, [vec![20, 30], vec![22, 33]]);
+    }
+
+    /// A `CASE` reading fields of ROW columns is evaluated over those fields only (the ROWs
+    /// are not copied per branch), with the same result.
+    #[test]
+    fn a_case_over_row_fields_reads_only_those_fields() {
+        use arrow::array::{Int32Array, Int64Array, StringArray, StructArray};
+        let row = |name: &str| {
+            let fields = vec![
+                ArrowField::new("t", DataType::Int64, true),
+                ArrowField::new("extra", DataType::Utf8, true),
+            ];
+            let array = StructArray::new(
+                fields.clone().into(),
+                vec![
+                    Arc::new(Int64Array::from(vec![Some(1), None, Some(3)])) as ArrayRef,
+                    Arc::new(StringArray::from(vec!["x", "y", "z"])),
+                ],
+                None,
+            );
+            (
+                ArrowField::new(name, DataType::Struct(fields.into()), true),
+                Arc::new(array) as ArrayRef,
+            )
+        };
+        let ((pf, p), (bf, b)) = (row("p"), row("b"));
+        let input = Arc::new(Schema::new(vec![
+            ArrowField::new("kind", DataType::Int32, true),
+            pf,
+            bf,
+        ]));
+        let session = FlinkSession::default();
+        let compile = |sql: &str| session.physical_expr(sql, &input).unwrap();
+        let case = compile("CASE WHEN kind = 0 THEN p['t'] ELSE b['t'] + kind END");
+        let output = Arc::new(Schema::new(vec![ArrowField::new(
+            "t",
+            case.data_type(&input).unwrap(),
+            true,
+        )]));
+        let mut calc = Calc::new(None, vec![Arc::clone(&case)], output, &input).unwrap();
+        let first = calc.fields_first[0].as_ref().expect("fields first");
+        assert_eq!((first.columns.as_slice(), first.fields.len()), (&[0][..], 2));
+        let batch = RecordBatch::try_new(
+            input.clone(),
+            vec![Arc::new(Int32Array::from(vec![0, 1, 2])), p, b],
+        )
+        .unwrap();
+        let expected = evaluate(&case, &batch).unwrap();
+        let mut out = Vec::new();
+        calc.process(0, ChangeBatch::inserts(batch), &mut out)
+            .unwrap();
+        let [Emit::Data(result)] = out.as_slice() else {
+            panic!("{out:?}");
+        };
+        assert_eq!(result.batch.column(0).as_ref(), expected.as_ref());
     }
 
     /// A processing-time assigner puts rows in the wall clock's window, replaces the input's
