@@ -9,6 +9,7 @@
 //! `LAST_VALUE` keep the non-null values in arrival order, `ARRAY_AGG` every value; a
 //! retraction removes one equal value.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
@@ -80,8 +81,8 @@ pub struct Accumulator {
     input_scale: i8,
     /// Precision of a decimal argument.
     input_precision: u8,
-    /// `LISTAGG`'s separator.
-    separator: String,
+    /// `LISTAGG`'s separator (borrowed for the default: accumulators are created per group).
+    separator: Cow<'static, str>,
 }
 
 #[derive(Debug, Clone)]
@@ -157,7 +158,7 @@ impl Accumulator {
             distinct: distinct.then(HashMap::new),
             input_scale,
             input_precision,
-            separator: ",".to_string(),
+            separator: Cow::Borrowed(","),
         }
     }
 
@@ -172,7 +173,7 @@ impl Accumulator {
             distinct: None,
             input_scale: 0,
             input_precision: 0,
-            separator: String::new(),
+            separator: Cow::Borrowed(""),
         })
     }
 
@@ -185,7 +186,7 @@ impl Accumulator {
             distinct: None,
             input_scale: 0,
             input_precision: 0,
-            separator: String::new(),
+            separator: Cow::Borrowed(""),
         })
     }
 
@@ -231,7 +232,7 @@ impl Accumulator {
     /// Sets `LISTAGG`'s separator.
     pub fn with_separator(mut self, separator: Option<&str>) -> Self {
         if let Some(s) = separator {
-            self.separator = s.to_string();
+            self.separator = Cow::Owned(s.to_string());
         }
         self
     }
@@ -577,7 +578,7 @@ impl Accumulator {
                         other => other.to_string(),
                     })
                     .collect();
-                Ok(ScalarValue::Utf8(Some(texts.join(&self.separator))))
+                Ok(ScalarValue::Utf8(Some(texts.join(&*self.separator))))
             }
             (State::Values(values), AggregateFunction::ArrayAgg) => {
                 let DataType::List(element) = out else {

@@ -321,8 +321,9 @@ pub(super) fn group_converter(types: &[DataType]) -> Result<RowConverter, Runtim
     key_converter(types)
 }
 
+/// The accumulators of one group of a window (its key is the group's encoded key, decoded for
+/// a whole window when it fires).
 struct Group {
-    key: Vec<ScalarValue>,
     accs: Vec<Accumulator>,
 }
 
@@ -461,11 +462,33 @@ impl WindowAggregate {
         let group = match groups.entry_ref(key) {
             EntryRef::Occupied(e) => e.into_mut(),
             EntryRef::Vacant(e) => e.insert(Group {
-                key: key_values(batch, &self.keys, row)?,
                 accs: self.calls.fresh()?,
             }),
         };
         self.calls.update(&mut group.accs, batch, row, true)
+    }
+
+    /// The key columns of the groups whose encoded keys are `rows`, with the output's types
+    /// (none for a global aggregation, whose encoded key is a constant).
+    fn decode_keys(&self, rows: &[&[u8]]) -> Result<Vec<ArrayRef>, RuntimeError> {
+        if self.keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let parser = self.converter.parser();
+        let columns = self
+            .converter
+            .convert_rows(rows.iter().map(|r| parser.parse(r)))?;
+        columns
+            .into_iter()
+            .zip(self.schema.fields())
+            .map(|(column, field)| {
+                Ok(if column.data_type() == field.data_type() {
+                    column
+                } else {
+                    arrow::compute::cast(&column, field.data_type())?
+                })
+            })
+            .collect()
     }
 
     /// Puts the buffered rows into their windows; a row whose window was due by the watermark
@@ -504,10 +527,17 @@ impl StreamOperator for WindowAggregate {
         w.i64(self.watermark);
         out.global(w.finish());
         for (end, groups) in &self.windows {
-            for (row, group) in groups {
+            // The key values, decoded for the whole window, as the snapshot stores them.
+            let rows: Vec<&[u8]> = groups.keys().map(Vec::as_slice).collect();
+            let key_columns = self.decode_keys(&rows)?;
+            for (i, (row, group)) in groups.iter().enumerate() {
+                let key = key_columns
+                    .iter()
+                    .map(|c| ScalarValue::try_from_array(c.as_ref(), i))
+                    .collect::<Result<Vec<_>, _>>()?;
                 out.entry(GROUPS, row, |w| {
                     w.i64(*end);
-                    keys.write(w, &group.key)?;
+                    keys.write(w, &key)?;
                     Calls::write_accs(&codecs, &group.accs, w)
                 })?;
             }
@@ -525,12 +555,13 @@ impl StreamOperator for WindowAggregate {
         let (windows, calls) = (&mut self.windows, &self.calls);
         snapshot.read_table(GROUPS, what, |row, r| {
             let end = r.i64()?;
-            let key = keys.read(r)?;
+            // The key values are the entry's encoded key, decoded when the window fires.
+            keys.read(r)?;
             let accs = calls.read_accs(&codecs, r)?;
             windows
                 .entry(end)
                 .or_default()
-                .insert(row.to_vec(), Group { key, accs });
+                .insert(row.to_vec(), Group { accs });
             Ok(())
         })
     }
@@ -586,17 +617,45 @@ impl StreamOperator for WindowAggregate {
             }
         }
         self.watermark = watermark;
-        let mut rows = RowsOut::new(self.schema.fields().len());
         while let Some(entry) = self.windows.first_entry() {
             if self.clock.fires_at(*entry.key()) > watermark {
                 break;
             }
-            for (_, group) in entry.remove() {
-                let values = self.calls.values(&group.accs)?;
-                rows.push(RowKind::Insert, &group.key, &values);
+            let groups = entry.remove();
+            if groups.is_empty() {
+                continue;
             }
+            // One batch per window: keys decoded at once, one column of values per call.
+            let rows: Vec<&[u8]> = groups.keys().map(Vec::as_slice).collect();
+            let mut columns = self.decode_keys(&rows)?;
+            let mut values: Vec<Vec<ScalarValue>> = (0..self.calls.calls.len())
+                .map(|_| Vec::with_capacity(groups.len()))
+                .collect();
+            for group in groups.values() {
+                for ((acc, t), column) in group
+                    .accs
+                    .iter()
+                    .zip(&self.calls.out_types)
+                    .zip(&mut values)
+                {
+                    column.push(acc.value(t)?);
+                }
+            }
+            for (column, field) in values
+                .into_iter()
+                .zip(self.schema.fields().iter().skip(self.keys.len()))
+            {
+                let array = ScalarValue::iter_to_array(column)?;
+                columns.push(if array.data_type() == field.data_type() {
+                    array
+                } else {
+                    arrow::compute::cast(&array, field.data_type())?
+                });
+            }
+            let options = RecordBatchOptions::new().with_row_count(Some(groups.len()));
+            let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
+            out.push(Emit::Data(ChangeBatch::inserts(batch)));
         }
-        rows.emit(&self.schema, out)?;
         out.push(Emit::Watermark(watermark));
         Ok(())
     }
