@@ -1267,6 +1267,82 @@ mod tests {
         );
     }
 
+    /// Input `(k, v, ts)` with its tumbling window's end (5 ms windows) as a fourth column.
+    fn windowed(steps: &[Step]) -> Vec<Step> {
+        let schema = windowed_input();
+        steps
+            .iter()
+            .map(|step| match step {
+                Step::Rows(i, change) => {
+                    let times = change
+                        .batch
+                        .column(2)
+                        .as_primitive::<arrow::datatypes::TimestampMillisecondType>();
+                    let ends: TimestampMillisecondArray =
+                        times.iter().map(|t| t.map(|t| (t / 5 + 1) * 5)).collect();
+                    let mut columns = change.batch.columns().to_vec();
+                    columns.push(Arc::new(ends));
+                    let batch = RecordBatch::try_new(schema.clone(), columns).expect("batch");
+                    Step::Rows(*i, ChangeBatch::inserts(batch))
+                }
+                other => other.clone(),
+            })
+            .collect()
+    }
+
+    /// A window aggregation's groups keep their keys only encoded; they are decoded when the
+    /// window fires and for snapshots (whose format is unchanged), with the same results
+    /// wherever the job is stopped, and a global aggregation has no key columns.
+    #[test]
+    fn window_aggregates_resume_from_a_snapshot() {
+        let keyed = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int32, true),
+            Field::new("window_end", ts(), true),
+            Field::new("s", DataType::Int64, true),
+            Field::new("m", DataType::Int32, true),
+        ]));
+        let calls = [
+            call(AggregateFunction::Sum, false),
+            call(AggregateFunction::Max, false),
+        ];
+        let steps = windowed(&steps());
+        let make = |keys: &'static [usize], schema: SchemaRef| {
+            let calls = calls.clone();
+            move || {
+                Box::new(
+                    WindowAggregate::new(
+                        keys,
+                        3,
+                        &calls,
+                        &windowed_input(),
+                        schema.clone(),
+                        WindowClock(None),
+                    )
+                    .expect("operator"),
+                ) as Box<dyn StreamOperator>
+            }
+        };
+        let out = assert_resumes_anywhere(&make(&[0, 3], keyed.clone()), &steps);
+        assert_rescales_anywhere(&make(&[0, 3], keyed), &steps, &[&[0]]);
+        assert!(out.iter().any(|l| l == "+I[1, 5, 30, 20]"), "{out:?}");
+        let global = Arc::new(Schema::new(vec![
+            Field::new("s", DataType::Int64, true),
+            Field::new("m", DataType::Int32, true),
+        ]));
+        let out = assert_resumes_anywhere(&make(&[], global), &steps);
+        assert!(out.iter().any(|l| l == "+I[35, 20]"), "{out:?}");
+    }
+
+    fn windowed_input() -> SchemaRef {
+        let mut fields: Vec<Field> = input()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        fields.push(Field::new("window_end", ts(), true));
+        Arc::new(Schema::new(fields))
+    }
+
     #[test]
     fn global_top_n_resumes_from_a_snapshot() {
         let order = [SortKey {

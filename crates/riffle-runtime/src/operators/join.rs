@@ -1097,6 +1097,58 @@ pub(super) mod tests {
         assert!(out.iter().all(|l| l.starts_with("-U[1, a")));
     }
 
+    /// A key with many rows finds them through its index, also after rows were removed (the
+    /// positions shift) and when two rows' hashes collide (an unindexed row is still found).
+    #[test]
+    fn a_key_with_many_rows_finds_them_through_its_index() {
+        let stored = |i: usize| Stored {
+            row: format!("row{i}").into_bytes().into_boxed_slice(),
+            count: 1,
+            associations: 0,
+        };
+        let mut rows = KeyRows {
+            rows: (0..INDEX_FROM * 2).map(stored).collect(),
+            index: None,
+        };
+        assert_eq!(rows.find(b"row20"), Some(20));
+        assert!(rows.index.is_some());
+        assert_eq!(rows.find(b"absent"), None);
+        rows.push(stored(100));
+        assert_eq!(rows.find(b"row100"), Some(INDEX_FROM * 2));
+        rows.remove(3);
+        assert!(rows.index.is_none());
+        assert_eq!(rows.find(b"row20"), Some(19));
+        assert_eq!(rows.find(b"row3"), None);
+        // Point the hash of `row5` at another row, as a collision would: found by searching.
+        let index = rows.index.as_mut().expect("index");
+        let hash = index.hasher().hash_one(&b"row5"[..]);
+        index.insert(hash, 0);
+        assert_eq!(rows.find(b"row5"), Some(4));
+    }
+
+    /// A join over many rows of one key gives the same changes with and without the index.
+    #[test]
+    fn many_rows_of_one_key_join_and_retract_as_few_do() {
+        let mut op = join(JoinType::Inner);
+        let values: Vec<String> = (0..40).map(|i| format!("v{i}")).collect();
+        let rows: Vec<(RowKind, Option<i32>, &str, i64)> = values
+            .iter()
+            .map(|v| (Insert, Some(7), v.as_str(), 0))
+            .collect();
+        feed(&mut op, 0, &rows);
+        feed(&mut op, 0, &[(Insert, Some(7), "v5", 0)]);
+        feed(&mut op, 0, &[(Delete, Some(7), "v30", 0)]);
+        let out = feed(&mut op, 1, &[(Insert, Some(7), "r", 0)]);
+        // 39 distinct rows, v5 twice.
+        assert_eq!(out.len(), 40, "{out:?}");
+        assert_eq!(out.iter().filter(|l| l.contains(", v5,")).count(), 2);
+        assert!(!out.iter().any(|l| l.contains(", v30,")));
+        assert_eq!(
+            out.first().map(String::as_str),
+            Some("+I[7, v0, 0, 7, r, 0]")
+        );
+    }
+
     #[test]
     fn anti_join_retracts_left_rows_when_a_match_arrives_and_restores_them() {
         let mut op = join(JoinType::Anti);

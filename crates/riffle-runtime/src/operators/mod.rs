@@ -463,9 +463,9 @@ impl FieldsFirst {
                 return false;
             };
             f.name() == "get_field"
-                && f.args().first().is_some_and(|a| {
-                    matches!(a.data_type(input), Ok(DataType::Struct(_)))
-                })
+                && f.args()
+                    .first()
+                    .is_some_and(|a| matches!(a.data_type(input), Ok(DataType::Struct(_))))
         };
         if is_field(expr) || expr.as_ref().downcast_ref::<Column>().is_some() {
             return Ok(None);
@@ -1270,7 +1270,10 @@ mod tests {
         )]));
         let mut calc = Calc::new(None, vec![Arc::clone(&case)], output, &input).unwrap();
         let first = calc.fields_first[0].as_ref().expect("fields first");
-        assert_eq!((first.columns.as_slice(), first.fields.len()), (&[0][..], 2));
+        assert_eq!(
+            (first.columns.as_slice(), first.fields.len()),
+            (&[0][..], 2)
+        );
         let batch = RecordBatch::try_new(
             input.clone(),
             vec![Arc::new(Int32Array::from(vec![0, 1, 2])), p, b],
