@@ -297,6 +297,11 @@ pub fn build(
                         .iter()
                         .filter_map(|e| ops.get(e.from))
                         .collect();
+                    let consumers: Vec<operators::Consumer<'_>> = graph
+                        .outputs_of(op.id)
+                        .into_iter()
+                        .filter_map(|e| ops.get(e.to).map(|to| (&e.partitioning, to)))
+                        .collect();
                     let operator: Box<dyn StreamOperator> = match kind {
                         OperatorKind::Sink { connector } => {
                             let mut writer =
@@ -316,6 +321,7 @@ pub fn build(
                         _ => operators::create(
                             op,
                             &inputs,
+                            &consumers,
                             session,
                             &state_context(graph, checkpointing.as_ref(), task_id, key_groups)?,
                         )?,

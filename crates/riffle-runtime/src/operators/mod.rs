@@ -38,9 +38,9 @@ mod window_join;
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, TimestampMillisecondArray, UInt32Array,
+    new_null_array, Array, ArrayRef, AsArray, BooleanArray, TimestampMillisecondArray, UInt32Array,
 };
-use arrow::compute::{cast, concat, filter_record_batch, interleave, take_record_batch};
+use arrow::compute::{cast, concat, filter_record_batch, interleave, take};
 use arrow::datatypes::{
     DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit, TimestampMillisecondType,
 };
@@ -147,10 +147,47 @@ pub fn runtime_schema(fields: &[Field]) -> Result<SchemaRef, RuntimeError> {
     )))
 }
 
-/// Builds the operator for one subtask of `op` (not sources, values or sinks).
+/// An operator reading another's output: how the rows reach it, and the operator.
+pub type Consumer<'a> = (&'a riffle_plan::Partitioning, &'a Operator);
+
+/// The columns of `op`'s output that its consumers read (distribute by, filter or compute
+/// from), or `None` when one of them may read any column (anything but a Calc).
+fn columns_read(
+    op: &Operator,
+    consumers: &[Consumer<'_>],
+    session: &FlinkSession,
+) -> Result<Option<Vec<usize>>, RuntimeError> {
+    let schema = runtime_schema(&op.schema)?;
+    let mut read = Vec::new();
+    for (partitioning, consumer) in consumers {
+        if let riffle_plan::Partitioning::Hash(keys) = partitioning {
+            read.extend_from_slice(keys);
+        }
+        let OperatorKind::Calc { filter, projection } = &consumer.kind else {
+            return Ok(None);
+        };
+        for sql in filter
+            .iter()
+            .map(String::as_str)
+            .chain(projection.iter().map(|p| p.sql.as_str()))
+        {
+            let expr = session
+                .physical_expr(sql, &schema)
+                .map_err(|e| RuntimeError::new(format!("cannot compile `{sql}`: {e}")))?;
+            read.extend(collect_columns(&expr).iter().map(|c| c.index()));
+        }
+    }
+    read.sort_unstable();
+    read.dedup();
+    Ok(Some(read))
+}
+
+/// Builds the operator for one subtask of `op` (not sources, values or sinks), whose output
+/// goes to `consumers`.
 pub fn create(
     op: &Operator,
     inputs: &[&Operator],
+    consumers: &[Consumer<'_>],
     session: &FlinkSession,
     state: &StateContext,
 ) -> Result<Box<dyn StreamOperator>, RuntimeError> {
@@ -216,9 +253,15 @@ pub fn create(
                 Some(DataType::Timestamp(_, Some(_)))
             );
             let zone = session.local_zone();
+            let read = columns_read(op, consumers, session)?;
             Box::new(WindowAssign {
                 spec: *window,
                 time_column: *time_column,
+                unread: read.map(|read| {
+                    (0..input.fields().len())
+                        .map(|c| read.binary_search(&c).is_err())
+                        .collect()
+                }),
                 schema,
                 windows: Vec::new(),
                 zone: (ltz && !zone.is_utc()).then_some(zone),
@@ -849,6 +892,10 @@ fn window_clock(session: &FlinkSession, local_bounds: bool) -> aggregate::Window
 struct WindowAssign {
     spec: WindowSpec,
     time_column: usize,
+    /// Which input columns no consumer reads (`None`: unknown). A row is copied once per
+    /// window (five times for q5's HOP); a nullable column nobody reads is passed on as NULLs
+    /// instead of being copied.
+    unread: Option<Vec<bool>>,
     schema: SchemaRef,
     windows: Vec<(i64, i64)>,
     /// The session time zone the windows are laid out in (TIMESTAMP_LTZ time attributes in a
@@ -945,12 +992,29 @@ impl StreamOperator for WindowAssign {
         // One window per row (TUMBLE without NULL times) keeps the input's columns as they are.
         let identity = rows.len() == batch.num_rows()
             && rows.iter().enumerate().all(|(i, r)| *r as usize == i);
-        let taken = if identity {
-            batch.batch
+        let n = rows.len();
+        let mut columns = if identity {
+            batch.batch.columns().to_vec()
         } else {
-            take_record_batch(&batch.batch, &UInt32Array::from(rows))?
+            let indices = UInt32Array::from(rows);
+            let fields = batch.batch.schema().fields().clone();
+            let mut columns = Vec::with_capacity(fields.len() + 3);
+            for (i, (column, field)) in batch.batch.columns().iter().zip(fields.iter()).enumerate()
+            {
+                let unread = self
+                    .unread
+                    .as_ref()
+                    .is_some_and(|u| u.get(i).copied().unwrap_or(false));
+                let nullable = field.is_nullable()
+                    && self.schema.fields().get(i).is_some_and(|f| f.is_nullable());
+                columns.push(if unread && nullable {
+                    new_null_array(column.data_type(), n)
+                } else {
+                    take(column.as_ref(), &indices, None)?
+                });
+            }
+            columns
         };
-        let mut columns = taken.columns().to_vec();
         let window_time: Vec<i64> = ends
             .iter()
             .map(|e| self.zone.map_or(e - 1, |z| z.to_utc(e - 1)))
@@ -967,7 +1031,7 @@ impl StreamOperator for WindowAssign {
             &(Arc::new(TimestampMillisecondArray::from(window_time)) as ArrayRef),
             &time_type,
         )?);
-        let options = RecordBatchOptions::new().with_row_count(Some(taken.num_rows()));
+        let options = RecordBatchOptions::new().with_row_count(Some(n));
         let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
         out.push(Emit::Data(ChangeBatch::inserts(batch)));
         if let Some(now) = now {
@@ -1289,6 +1353,66 @@ mod tests {
         assert_eq!(result.batch.column(0).as_ref(), expected.as_ref());
     }
 
+    /// A HOP assigner copies each row once per window, except the nullable columns no consumer
+    /// reads, which it passes on as NULLs.
+    #[test]
+    fn a_hop_assigner_copies_only_the_columns_read() {
+        use arrow::array::StringArray;
+        let ts = DataType::Timestamp(arrow::datatypes::TimeUnit::Millisecond, None);
+        let input = Arc::new(Schema::new(vec![
+            ArrowField::new("t", ts.clone(), false),
+            ArrowField::new("unused", DataType::Utf8, true),
+            ArrowField::new("used", DataType::Utf8, true),
+        ]));
+        let mut fields: Vec<ArrowField> =
+            input.fields().iter().map(|f| f.as_ref().clone()).collect();
+        for name in ["window_start", "window_end", "window_time"] {
+            fields.push(ArrowField::new(name, ts.clone(), false));
+        }
+        let mut assign = WindowAssign {
+            spec: WindowSpec::Hop {
+                slide: 2,
+                size: 4,
+                offset: 0,
+            },
+            time_column: 0,
+            unread: Some(vec![false, true, false]),
+            schema: Arc::new(Schema::new(fields)),
+            windows: Vec::new(),
+            zone: None,
+            clock: None,
+        };
+        let batch = RecordBatch::try_new(
+            input,
+            vec![
+                Arc::new(TimestampMillisecondArray::from(vec![1, 2])),
+                Arc::new(StringArray::from(vec!["a", "b"])),
+                Arc::new(StringArray::from(vec!["x", "y"])),
+            ],
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        assign
+            .process(0, ChangeBatch::inserts(batch), &mut out)
+            .unwrap();
+        let [Emit::Data(result)] = out.as_slice() else {
+            panic!("{out:?}");
+        };
+        let strings = |c: usize| -> Vec<Option<String>> {
+            result
+                .batch
+                .column(c)
+                .as_string::<i32>()
+                .iter()
+                .map(|s| s.map(str::to_string))
+                .collect()
+        };
+        assert_eq!(result.batch.num_rows(), 4);
+        assert_eq!(strings(1), [None, None, None, None]);
+        let used: Vec<Option<String>> = ["x", "x", "y", "y"].map(|s| Some(s.to_string())).into();
+        assert_eq!(strings(2), used);
+    }
+
     /// A processing-time assigner puts rows in the wall clock's window, replaces the input's
     /// watermarks by the clock's, and asks to be woken when the current window ends.
     #[test]
@@ -1308,6 +1432,7 @@ mod tests {
                 offset: 0,
             },
             time_column: 0,
+            unread: None,
             schema,
             windows: Vec::new(),
             zone: None,
