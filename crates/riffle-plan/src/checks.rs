@@ -10,11 +10,16 @@
 //!   differently);
 //! * `DECIMAL` division and modulo left to DataFusion (Riffle replaces those over exact numbers
 //!   with Flink's, see `functions::decimal_division`; DataFusion's result types differ).
+//!
+//! It also holds checks of the SQL text Flink's validator makes and DataFusion does not.
+
+use std::ops::ControlFlow;
 
 use arrow::datatypes::DataType;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::common::{not_impl_err, DFSchema, Result as DfResult};
 use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
+use datafusion::sql::sqlparser::ast::{self as sql, Visit, Visitor};
 
 use crate::types::flink_type;
 
@@ -115,4 +120,55 @@ fn visit(plan: &LogicalPlan, f: &mut dyn FnMut(&Expr, &DFSchema) -> DfResult<()>
         Ok(TreeNodeRecursion::Continue)
     })
     .map(|_| ())
+}
+
+/// Rejects an untyped `NULL` literal as a field of a `VALUES` row, as Flink's validator does:
+/// Flink types a VALUES column from its rows alone, and a bare NULL has no type. Only the
+/// `VALUES` an `INSERT` writes directly (`insert_source`) may hold them: the sink types those.
+pub fn check_values_nulls(query: &sql::Query, insert_source: bool) -> Result<(), String> {
+    struct Checker<'q> {
+        allowed: Option<&'q sql::Values>,
+    }
+
+    impl Visitor for Checker<'_> {
+        type Break = ();
+
+        fn pre_visit_query(&mut self, query: &sql::Query) -> ControlFlow<()> {
+            self.check(&query.body)
+        }
+    }
+
+    impl Checker<'_> {
+        /// The VALUES of a query body (nested queries are visited on their own).
+        fn check(&self, body: &sql::SetExpr) -> ControlFlow<()> {
+            match body {
+                sql::SetExpr::Values(values)
+                    if !self.allowed.is_some_and(|a| std::ptr::eq(a, values)) =>
+                {
+                    let bare_null =
+                        values.rows.iter().flat_map(|r| &r.content).any(
+                            |e| matches!(e, sql::Expr::Value(v) if v.value == sql::Value::Null),
+                        );
+                    if bare_null {
+                        return ControlFlow::Break(());
+                    }
+                    ControlFlow::Continue(())
+                }
+                sql::SetExpr::SetOperation { left, right, .. } => {
+                    self.check(left)?;
+                    self.check(right)
+                }
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+
+    let allowed = match query.body.as_ref() {
+        sql::SetExpr::Values(values) if insert_source => Some(values),
+        _ => None,
+    };
+    match query.visit(&mut Checker { allowed }) {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(()) => Err("Illegal use of 'NULL'".to_string()),
+    }
 }

@@ -602,7 +602,7 @@ impl Planner {
             })
             .cloned()
             .collect();
-        let mut plan = self.plan_query(&insert.query, insert.span)?;
+        let mut plan = self.plan_source(&insert.query, insert.span, true)?;
         if !insert.columns.is_empty() {
             plan =
                 self.map_insert_columns(plan, &insert.columns, &target, &table.name, insert.span)?;
@@ -680,6 +680,18 @@ impl Planner {
 
     /// Plans a query with DataFusion and runs its analyzer (type coercion).
     fn plan_query(&self, query: &ast::Query, span: Span) -> PlanResult<LogicalPlan> {
+        self.plan_source(query, span, false)
+    }
+
+    /// [`Self::plan_query`] of a query that may be the source of an `INSERT`
+    /// (`insert_source`), whose `VALUES` the sink types.
+    fn plan_source(
+        &self,
+        query: &ast::Query,
+        span: Span,
+        insert_source: bool,
+    ) -> PlanResult<LogicalPlan> {
+        crate::checks::check_values_nulls(query, insert_source).map_err(|m| plan_error(m, span))?;
         self.plan_query_at(query, span).map_err(|mut d| {
             d.span = locate(query, &d.message).unwrap_or(d.span);
             d

@@ -27,9 +27,10 @@ pub(super) struct FlinkAggregate {
 
 impl FlinkAggregate {
     pub(super) fn new(name: &'static str) -> Self {
-        // Flink's VARIANCE is VAR_SAMP.
+        // Flink's VARIANCE is VAR_SAMP and its STDDEV is STDDEV_SAMP.
         let aliases = match name {
             "var_samp" => vec!["variance".to_string()],
+            "stddev_samp" => vec!["stddev".to_string()],
             _ => Vec::new(),
         };
         Self {

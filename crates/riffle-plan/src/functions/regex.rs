@@ -10,7 +10,7 @@ use std::cell::RefCell;
 
 use arrow::datatypes::DataType;
 use datafusion::common::{exec_err, Result as DfResult, ScalarValue};
-use regex::{NoExpand, Regex};
+use regex::Regex;
 
 use super::row::{int, string, string_array, string_array_type, text, Arg, RowFunction};
 
@@ -93,6 +93,35 @@ fn compile(pattern: &str) -> DfResult<Regex> {
     }
 }
 
+/// Successive matches the way Java's `Matcher.find` walks a string: the next search starts where
+/// a match ended, one character further after an empty match. (The Rust iterators also skip an
+/// empty match right after a non-empty one, which Java reports: `a*` on `aaa` matches twice.)
+fn java_matches<'h, T: 'h>(
+    haystack: &'h str,
+    mut search: impl FnMut(usize) -> Option<T> + 'h,
+    span: fn(&T) -> std::ops::Range<usize>,
+) -> impl Iterator<Item = T> + 'h {
+    let mut next = Some(0);
+    std::iter::from_fn(move || {
+        let found = search(next?)?;
+        let r = span(&found);
+        next = if r.is_empty() {
+            haystack[r.end..]
+                .chars()
+                .next()
+                .map(|c| r.end + c.len_utf8())
+        } else {
+            Some(r.end)
+        };
+        Some(found)
+    })
+}
+
+/// [`java_matches`] of a pattern's whole matches.
+fn java_find_iter<'h>(re: &'h Regex, haystack: &'h str) -> impl Iterator<Item = regex::Match<'h>> {
+    java_matches(haystack, |at| re.find_at(haystack, at), |m| m.range())
+}
+
 fn text_of(v: &ScalarValue) -> &str {
     text(v).unwrap_or_default()
 }
@@ -112,11 +141,17 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
         }),
         RowFunction::new("regexp_replace", &[&[Str, Str, Str]], DataType::Utf8, |v| {
             let re = compile(text_of(&v[1]))?;
+            let (s, replacement) = (text_of(&v[0]), text_of(&v[2]));
             // Flink quotes the replacement: `$1` is literal text.
-            Ok(string(Some(
-                re.replace_all(text_of(&v[0]), NoExpand(text_of(&v[2])))
-                    .into_owned(),
-            )))
+            let mut out = String::with_capacity(s.len());
+            let mut last = 0;
+            for m in java_find_iter(&re, s) {
+                out.push_str(&s[last..m.start()]);
+                out.push_str(replacement);
+                last = m.end();
+            }
+            out.push_str(&s[last..]);
+            Ok(string(Some(out)))
         }),
         RowFunction::new(
             "regexp_extract",
@@ -146,16 +181,20 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
                 if index >= re.captures_len() {
                     return Ok(string_array(None));
                 }
-                let found = re
-                    .captures_iter(text_of(&v[0]))
-                    .map(|c| c.get(index).map(|m| m.as_str().to_string()))
-                    .collect();
+                let s = text_of(&v[0]);
+                let found = java_matches(
+                    s,
+                    |at| re.captures_at(s, at),
+                    |c| c.get(0).map_or(0..0, |m| m.range()),
+                )
+                .map(|c| c.get(index).map(|m| m.as_str().to_string()))
+                .collect();
                 Ok(string_array(Some(found)))
             },
         ),
         RowFunction::new("regexp_count", &[&[Str, Str]], DataType::Int32, |v| {
             let re = compile(text_of(&v[1]))?;
-            let n = re.find_iter(text_of(&v[0])).count();
+            let n = java_find_iter(&re, text_of(&v[0])).count();
             Ok(ScalarValue::Int32(i32::try_from(n).ok()))
         }),
         // REGEXP_INSTR: the 1-based character position of the first match, 0 when none.

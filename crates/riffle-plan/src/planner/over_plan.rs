@@ -299,6 +299,16 @@ fn over_function(name: &str, span: riffle_sql::Span) -> PlanResult<OverFunction>
         "first_value" => OverFunction::FirstValue,
         "last_value" => OverFunction::LastValue,
         "lag" => OverFunction::Lag,
+        // Flink has these only in batch mode.
+        "lead" | "ntile" | "percent_rank" | "cume_dist" => {
+            return Err(plan_error(
+                format!(
+                    "{} Function is not supported in stream mode.",
+                    name.to_ascii_uppercase()
+                ),
+                span,
+            ))
+        }
         other => {
             return Err(unsupported(
                 format!("{} in an OVER window", other.to_ascii_uppercase()),
