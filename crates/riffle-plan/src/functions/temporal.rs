@@ -496,27 +496,34 @@ fn add_months(local_ms: i64, months: i64) -> Option<i64> {
     Some(epoch_day(y2, m2, d.min(last))? * MS_PER_DAY + time)
 }
 
-/// Whole months from local time `t1` to `t0` (Calcite's rule: counts a month when adding it to
-/// `t1` does not pass `t0`; end-of-month clamping counts).
+/// Whole months from local time `t1` to `t0` (Flink's rule: whole months between the dates,
+/// counting a month when adding it to `t1`'s date does not pass `t0`'s, end-of-month clamping
+/// counts; then one less when that lands on `t0`'s date at a later time of day, whichever
+/// comes first, so a time a minute earlier on the same day is -1 month).
 fn months_between(t0: i64, t1: i64) -> Option<i64> {
-    if t0 < t1 {
-        return months_between(t1, t0).map(|m| -m);
-    }
     let (d0, d1) = (t0.div_euclid(MS_PER_DAY), t1.div_euclid(MS_PER_DAY));
     let (ms0, ms1) = (t0.rem_euclid(MS_PER_DAY), t1.rem_euclid(MS_PER_DAY));
+    let mut m = date_months_between(d0, d1)?;
+    let landed = add_months(d1 * MS_PER_DAY, m)?.div_euclid(MS_PER_DAY);
+    if landed == d0 && ms0 < ms1 {
+        m -= 1;
+    }
+    Some(m)
+}
+
+/// Whole months from day `d1` to day `d0` (negative when `d0` is earlier).
+fn date_months_between(d0: i64, d1: i64) -> Option<i64> {
+    if d0 < d1 {
+        return date_months_between(d1, d0).map(|m| -m);
+    }
     let mut m = (d0 - d1) / 31;
     loop {
         let next = add_months(d1 * MS_PER_DAY, m + 1)?.div_euclid(MS_PER_DAY);
         if next > d0 {
-            break;
+            return Some(m);
         }
         m += 1;
     }
-    let landed = add_months(d1 * MS_PER_DAY, m)?.div_euclid(MS_PER_DAY);
-    if m > 0 && landed == d0 && ms0 < ms1 {
-        m -= 1;
-    }
-    Some(m)
 }
 
 /// Civil (year, month, day) of a day count since 1970-01-01.
@@ -941,7 +948,11 @@ fn round_time(
         Unit::Millis(k) => k == 7 * MS_PER_DAY,
     };
     let on_boundary = if by_date {
-        floor == ms.div_euclid(MS_PER_DAY) * MS_PER_DAY
+        // Flink keeps a QUARTER ceiling only on January 1st: any other first day of a
+        // quarter ceils to the next quarter (its test is the YEAR one).
+        let quarter_kept = unit(unit_name)? != Unit::Months(3)
+            || civil(ms.div_euclid(MS_PER_DAY)).1 == 1;
+        floor == ms.div_euclid(MS_PER_DAY) * MS_PER_DAY && quarter_kept
     } else {
         floor == ms && exact
     };
