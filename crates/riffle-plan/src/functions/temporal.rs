@@ -57,6 +57,14 @@ impl ScalarUDFImpl for Proctime {
     }
 }
 
+/// Epoch milliseconds within the years 0001 to 9999, the range `TO_TIMESTAMP_LTZ` accepts (an
+/// epoch outside it is NULL in Flink).
+fn ltz_in_range(ms: i64) -> Option<i64> {
+    (-62_135_596_800_000..=253_402_300_799_999)
+        .contains(&ms)
+        .then_some(ms)
+}
+
 /// `TO_TIMESTAMP_LTZ(epoch, precision)`: epoch seconds (precision 0) or milliseconds (precision 3)
 /// to `TIMESTAMP_LTZ(3)`.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -123,12 +131,12 @@ impl ScalarUDFImpl for ToTimestampLtz {
             DataType::Int64 => array
                 .as_primitive::<Int64Type>()
                 .iter()
-                .map(|v| v.and_then(|v| v.checked_mul(factor)))
+                .map(|v| v.and_then(|v| v.checked_mul(factor)).and_then(ltz_in_range))
                 .collect(),
             DataType::Float64 => array
                 .as_primitive::<Float64Type>()
                 .iter()
-                .map(|v| v.map(|v| (v * factor as f64) as i64))
+                .map(|v| v.and_then(|v| ltz_in_range((v * factor as f64) as i64)))
                 .collect(),
             other => return exec_err!("TO_TIMESTAMP_LTZ does not accept {other}"),
         };
@@ -950,8 +958,8 @@ fn round_time(
     let on_boundary = if by_date {
         // Flink keeps a QUARTER ceiling only on January 1st: any other first day of a
         // quarter ceils to the next quarter (its test is the YEAR one).
-        let quarter_kept = unit(unit_name)? != Unit::Months(3)
-            || civil(ms.div_euclid(MS_PER_DAY)).1 == 1;
+        let quarter_kept =
+            unit(unit_name)? != Unit::Months(3) || civil(ms.div_euclid(MS_PER_DAY)).1 == 1;
         floor == ms.div_euclid(MS_PER_DAY) * MS_PER_DAY && quarter_kept
     } else {
         floor == ms && exact
