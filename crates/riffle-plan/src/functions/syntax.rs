@@ -105,12 +105,20 @@ fn rewrite(e: &mut Expr) {
             let name = if floor { "floor_time" } else { "ceil_time" };
             *e = call(name, vec![arg, string(&unit)]);
         }
+        // `TIMESTAMP '...'` and `TIME '...'` literals take the precision of their fraction, as
+        // in Flink (so `TIME '12:00:00'` is a TIME(0), comparable with TIME columns).
         Expr::TypedString(typed)
             if matches!(
                 typed.data_type,
                 ast::DataType::Timestamp(None, TimezoneInfo::None)
+                    | ast::DataType::Time(None, TimezoneInfo::None)
             ) =>
         {
+            let kind = if matches!(typed.data_type, ast::DataType::Time(..)) {
+                "TIME"
+            } else {
+                "TIMESTAMP"
+            };
             if let Some(text) = typed.value.clone().into_string() {
                 let fraction = text
                     .trim()
@@ -118,7 +126,7 @@ fn rewrite(e: &mut Expr) {
                     .filter(|(_, f)| f.chars().all(|c| c.is_ascii_digit()))
                     .map_or(0, |(_, f)| f.len().min(9));
                 typed.data_type = ast::DataType::Custom(
-                    ast::ObjectName::from(vec![ast::Ident::new(format!("TIMESTAMP({fraction})"))]),
+                    ast::ObjectName::from(vec![ast::Ident::new(format!("{kind}({fraction})"))]),
                     Vec::new(),
                 );
             }
