@@ -122,25 +122,47 @@ fn visit(plan: &LogicalPlan, f: &mut dyn FnMut(&Expr, &DFSchema) -> DfResult<()>
     .map(|_| ())
 }
 
-/// Rejects an untyped `NULL` literal as a field of a `VALUES` row, as Flink's validator does:
-/// Flink types a VALUES column from its rows alone, and a bare NULL has no type. Only the
-/// `VALUES` an `INSERT` writes directly (`insert_source`) may hold them: the sink types those.
-pub fn check_values_nulls(query: &sql::Query, insert_source: bool) -> Result<(), String> {
+/// Rejects SQL text Flink's parser or validator rejects and DataFusion's accepts:
+///
+/// * an untyped `NULL` literal as a field of a `VALUES` row: Flink types a VALUES column from
+///   its rows alone, and a bare NULL has no type. Only the `VALUES` an `INSERT` writes directly
+///   (`insert_source`) may hold them: the sink types those;
+/// * `COUNT(DISTINCT *)` (Flink's grammar has no `*` after DISTINCT).
+pub fn check_query_text(query: &sql::Query, insert_source: bool) -> Result<(), String> {
     struct Checker<'q> {
         allowed: Option<&'q sql::Values>,
     }
 
     impl Visitor for Checker<'_> {
-        type Break = ();
+        type Break = String;
 
-        fn pre_visit_query(&mut self, query: &sql::Query) -> ControlFlow<()> {
+        fn pre_visit_query(&mut self, query: &sql::Query) -> ControlFlow<String> {
             self.check(&query.body)
+        }
+
+        fn pre_visit_expr(&mut self, expr: &sql::Expr) -> ControlFlow<String> {
+            if let sql::Expr::Function(f) = expr {
+                if let sql::FunctionArguments::List(list) = &f.args {
+                    let distinct =
+                        list.duplicate_treatment == Some(sql::DuplicateTreatment::Distinct);
+                    let star = list.args.iter().any(|a| {
+                        matches!(a, sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Wildcard))
+                    });
+                    if distinct && star {
+                        return ControlFlow::Break(format!(
+                            "Encountered \"*\" in {}(DISTINCT *)",
+                            f.name
+                        ));
+                    }
+                }
+            }
+            ControlFlow::Continue(())
         }
     }
 
     impl Checker<'_> {
         /// The VALUES of a query body (nested queries are visited on their own).
-        fn check(&self, body: &sql::SetExpr) -> ControlFlow<()> {
+        fn check(&self, body: &sql::SetExpr) -> ControlFlow<String> {
             match body {
                 sql::SetExpr::Values(values)
                     if !self.allowed.is_some_and(|a| std::ptr::eq(a, values)) =>
@@ -150,7 +172,7 @@ pub fn check_values_nulls(query: &sql::Query, insert_source: bool) -> Result<(),
                             |e| matches!(e, sql::Expr::Value(v) if v.value == sql::Value::Null),
                         );
                     if bare_null {
-                        return ControlFlow::Break(());
+                        return ControlFlow::Break("Illegal use of 'NULL'".to_string());
                     }
                     ControlFlow::Continue(())
                 }
@@ -169,6 +191,6 @@ pub fn check_values_nulls(query: &sql::Query, insert_source: bool) -> Result<(),
     };
     match query.visit(&mut Checker { allowed }) {
         ControlFlow::Continue(()) => Ok(()),
-        ControlFlow::Break(()) => Err("Illegal use of 'NULL'".to_string()),
+        ControlFlow::Break(message) => Err(message),
     }
 }

@@ -691,7 +691,7 @@ impl Planner {
         span: Span,
         insert_source: bool,
     ) -> PlanResult<LogicalPlan> {
-        crate::checks::check_values_nulls(query, insert_source).map_err(|m| plan_error(m, span))?;
+        crate::checks::check_query_text(query, insert_source).map_err(|m| plan_error(m, span))?;
         self.plan_query_at(query, span).map_err(|mut d| {
             d.span = locate(query, &d.message).unwrap_or(d.span);
             d

@@ -150,8 +150,14 @@ impl GraphBuilder<'_> {
                     let arg = arg_column(arg, "arg")?;
                     let offset = match rest.first() {
                         None => 1,
-                        Some(e) => constant_offset(e)
-                            .ok_or_else(|| unsupported("LAG with a non-constant offset", span))?,
+                        Some(e) => {
+                            let n = constant_offset(e).ok_or_else(|| {
+                                unsupported("LAG with a non-constant offset", span)
+                            })?;
+                            usize::try_from(n).map_err(|_| {
+                                plan_error(format!("Offset({n}) should be positive."), span)
+                            })?
+                        }
                     };
                     let default = rest.get(1).map(|d| arg_column(d, "default")).transpose()?;
                     (Some(arg), offset, default)
@@ -350,8 +356,8 @@ fn frame_of(
         WindowFrameBound::Preceding(v) if v.is_null() => None,
         WindowFrameBound::Preceding(v) if rows => Some(
             constant_offset(&Expr::Literal(v.clone(), None))
-                .ok_or_else(|| unsupported(format!("ROWS frame offset {v}"), span))?
-                as i64,
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| unsupported(format!("ROWS frame offset {v}"), span))?,
         ),
         WindowFrameBound::Preceding(v) => {
             Some(interval_ms(Expr::Literal(v.clone(), None)).map_err(|e| df_error(e, span))?)
@@ -361,23 +367,25 @@ fn frame_of(
 }
 
 /// A non-negative integer constant.
-fn constant_offset(e: &Expr) -> Option<usize> {
+fn constant_offset(e: &Expr) -> Option<i64> {
     let e = match e {
         Expr::Cast(c) => c.expr.as_ref(),
         other => other,
     };
-    let Expr::Literal(v, _) = e else {
-        return None;
-    };
-    match v {
-        ScalarValue::Int8(Some(n)) => usize::try_from(*n).ok(),
-        ScalarValue::Int16(Some(n)) => usize::try_from(*n).ok(),
-        ScalarValue::Int32(Some(n)) => usize::try_from(*n).ok(),
-        ScalarValue::Int64(Some(n)) => usize::try_from(*n).ok(),
-        ScalarValue::UInt8(Some(n)) => Some(usize::from(*n)),
-        ScalarValue::UInt16(Some(n)) => Some(usize::from(*n)),
-        ScalarValue::UInt32(Some(n)) => usize::try_from(*n).ok(),
-        ScalarValue::UInt64(Some(n)) => usize::try_from(*n).ok(),
+    match e {
+        // `LAG(v, -1)`: a negated literal.
+        Expr::Negative(inner) => constant_offset(inner).map(|n| -n),
+        Expr::Literal(v, _) => match v {
+            ScalarValue::Int8(Some(n)) => Some(i64::from(*n)),
+            ScalarValue::Int16(Some(n)) => Some(i64::from(*n)),
+            ScalarValue::Int32(Some(n)) => Some(i64::from(*n)),
+            ScalarValue::Int64(Some(n)) => Some(*n),
+            ScalarValue::UInt8(Some(n)) => Some(i64::from(*n)),
+            ScalarValue::UInt16(Some(n)) => Some(i64::from(*n)),
+            ScalarValue::UInt32(Some(n)) => Some(i64::from(*n)),
+            ScalarValue::UInt64(Some(n)) => i64::try_from(*n).ok(),
+            _ => None,
+        },
         _ => None,
     }
 }
