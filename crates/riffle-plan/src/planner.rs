@@ -2388,6 +2388,8 @@ impl GraphBuilder<'_> {
             separator: Option<String>,
         }
         let mut pending = Vec::new();
+        // Pre-projection columns holding GROUP_ID() (see `expand`).
+        let mut group_ids = Vec::new();
         for (i, a) in agg.aggr_expr.iter().enumerate() {
             let name = agg.schema.field(key_count + i).name().clone();
             let Expr::AggregateFunction(DfAggregate { func, params }) = a.clone().unalias() else {
@@ -2450,6 +2452,23 @@ impl GraphBuilder<'_> {
                         args,
                         arg_types,
                     }),
+                    separator: None,
+                });
+                continue;
+            }
+            if fname == "group_id" {
+                // The ordinal of the row's grouping set among equal sets: a constant per set
+                // that the Expand operator writes (0 without grouping sets), kept per group.
+                pre.push(Expr::Literal(ScalarValue::Int64(Some(0)), None));
+                pre_names.push(format!("$arg{i}"));
+                group_ids.push(pre.len() - 1);
+                pending.push(Pending {
+                    function: AggregateFunction::Max,
+                    arg: Some(pre.len() - 1),
+                    distinct: false,
+                    filter: None,
+                    name,
+                    user: None,
                     separator: None,
                 });
                 continue;
@@ -2541,7 +2560,7 @@ impl GraphBuilder<'_> {
         let pre_schema = names_schema(&pre_names, span)?;
         let changelog = input.changelog;
         let projected = match &sets {
-            Some(sets) => self.expand(input, sets, agg, &pre, &pre_schema)?,
+            Some(sets) => self.expand(input, sets, agg, &pre, &group_ids, &pre_schema)?,
             None => self.calc(input, None, &pre, &pre_schema)?,
         };
         let mut schema: Vec<Field> = projected.fields[..key_count].to_vec();

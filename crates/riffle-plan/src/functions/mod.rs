@@ -165,6 +165,7 @@ pub fn register(state: &mut SessionState) {
         "listagg",
         "first_value",
         "last_value",
+        "group_id",
     ] {
         let _ = state.register_udaf(Arc::new(AggregateUDF::from(
             aggregate::FlinkAggregate::new(name),
