@@ -44,6 +44,9 @@ pub fn check_explicit_casts(plan: &LogicalPlan) -> DfResult<()> {
         let literal = matches!(inner.as_ref(), Expr::Literal(..))
             && source.is_numeric()
             && target.is_numeric();
+        if let Some(message) = forbidden_temporal_cast(&source, target) {
+            return datafusion::common::plan_err!("{message}");
+        }
         if !literal && !crate::functions::is_supported_cast(&source, target) {
             return not_impl_err!(
                 "unsupported feature: CAST from {} to {}",
@@ -53,6 +56,38 @@ pub fn check_explicit_casts(plan: &LogicalPlan) -> DfResult<()> {
         }
         Ok(())
     })
+}
+
+/// Flink's validation error for an explicit cast between a timestamp and a number, which Flink
+/// forbids (pointing to the functions that convert epochs).
+fn forbidden_temporal_cast(source: &DataType, target: &DataType) -> Option<String> {
+    let name = |t: &DataType| match t {
+        DataType::Timestamp(_, None) => Some("TIMESTAMP"),
+        DataType::Timestamp(_, Some(_)) => Some("TIMESTAMP_LTZ"),
+        _ => None,
+    };
+    let numeric = |t: &DataType| t.is_numeric();
+    if let (Some(from), true) = (name(source), numeric(target)) {
+        let hint = if from == "TIMESTAMP" {
+            " It's recommended to use UNIX_TIMESTAMP(CAST(timestamp_col AS STRING)) instead."
+        } else {
+            ""
+        };
+        return Some(format!(
+            "The cast from {from} type to NUMERIC type is not allowed.{hint}"
+        ));
+    }
+    if let (true, Some(to)) = (numeric(source), name(target)) {
+        let hint = if to == "TIMESTAMP" {
+            "TO_TIMESTAMP(FROM_UNIXTIME(numeric_col)) instead, note the numeric is in seconds"
+        } else {
+            "TO_TIMESTAMP_LTZ(numeric_col, precision) instead"
+        };
+        return Some(format!(
+            "The cast from NUMERIC type to {to} type is not allowed. It's recommended to use {hint}."
+        ));
+    }
+    None
 }
 
 /// Rejects implicit string conversions and decimal division in a type-coerced plan.

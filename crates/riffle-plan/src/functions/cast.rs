@@ -46,7 +46,7 @@ fn is_string_cast_target(target: &DataType) -> bool {
             | DataType::Decimal128(..)
             | DataType::Boolean
             | DataType::Date32
-            | DataType::Timestamp(_, None)
+            | DataType::Timestamp(..)
             | DataType::Time32(_)
             | DataType::Time64(_)
             | DataType::Binary
@@ -360,6 +360,11 @@ fn cast_value(
         Some(s) => match arrow {
             DataType::Utf8 => ScalarValue::Utf8(Some(s.to_string())),
             DataType::Binary => ScalarValue::Binary(Some(s.as_bytes().to_vec())),
+            // A TIMESTAMP_LTZ string is wall-clock time in the session zone.
+            DataType::Timestamp(unit, Some(_)) => {
+                let local = parse(s, &DataType::Timestamp(*unit, None))?;
+                convert::convert(&local, flink, arrow, cx.zone)?
+            }
             _ => match (parse(s, arrow)?, &flink.kind) {
                 // A TIME below millisecond precision drops the rest of the fraction.
                 (ScalarValue::Time32Millisecond(Some(ms)), TypeKind::Time(p)) => {
