@@ -2523,6 +2523,12 @@ impl GraphBuilder<'_> {
                     pre_names.push(format!("$arg{i}"));
                     (function, Some(pre.len() - 1))
                 }
+                _ if function == AggregateFunction::Count => {
+                    return Err(plan_error(
+                        "We now only support the count of one field.",
+                        span,
+                    ))
+                }
                 _ => {
                     return Err(unsupported(
                         format!("{} with several arguments", fname.to_ascii_uppercase()),
