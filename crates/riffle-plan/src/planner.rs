@@ -1061,6 +1061,7 @@ fn int_literals(plan: LogicalPlan, session: &FlinkSession) -> DfResult<LogicalPl
             let saved = preserver.save(&e);
             let rewritten = crate::session::flink_int_literals(e)?;
             let rewritten = rewritten
+                .transform_data(|e| crate::functions::case_timestamp_branches(e, &schema))?
                 .transform_data(|e| crate::functions::flink_casts(e, &schema, &registry))?
                 .transform_data(|e| crate::functions::decimal_division(e, &schema, &registry))?;
             let rewritten =
