@@ -112,18 +112,8 @@ impl GraphBuilder<'_> {
             frame.rows = true;
         }
         let in_schema = window.input.schema();
-        let mut partition = Vec::new();
-        for e in &shape.partition_by {
-            let Expr::Column(c) = e else {
-                return Err(unsupported("PARTITION BY an expression", span));
-            };
-            partition.push(
-                in_schema
-                    .index_of_column(c)
-                    .map_err(|e| df_error(e, span))?,
-            );
-        }
-        // Pre-projection: the input's columns, then every call's argument (and LAG default).
+        // Pre-projection: the input's columns, then the PARTITION BY expressions that are not
+        // columns, then every call's argument (and LAG default).
         let forwarded = input.fields.len();
         let mut pre: Vec<Expr> = input
             .fields
@@ -131,6 +121,20 @@ impl GraphBuilder<'_> {
             .map(|f| Expr::Column(Column::from_name(f.name.clone())))
             .collect();
         let mut pre_names: Vec<String> = input.fields.iter().map(|f| f.name.clone()).collect();
+        let mut partition = Vec::new();
+        for (k, e) in shape.partition_by.iter().enumerate() {
+            if let Expr::Column(c) = e {
+                partition.push(
+                    in_schema
+                        .index_of_column(c)
+                        .map_err(|e| df_error(e, span))?,
+                );
+            } else {
+                pre.push(self.rewrite(e, in_schema, &input)?);
+                pre_names.push(format!("$partition{k}"));
+                partition.push(pre.len() - 1);
+            }
+        }
         let mut over_calls = Vec::new();
         for (i, call) in calls.iter().enumerate() {
             let mut arg_column = |e: &Expr, what: &str| -> PlanResult<usize> {
