@@ -162,7 +162,8 @@ fn visit(plan: &LogicalPlan, f: &mut dyn FnMut(&Expr, &DFSchema) -> DfResult<()>
 /// * an untyped `NULL` literal as a field of a `VALUES` row: Flink types a VALUES column from
 ///   its rows alone, and a bare NULL has no type. Only the `VALUES` an `INSERT` writes directly
 ///   (`insert_source`) may hold them: the sink types those;
-/// * `COUNT(DISTINCT *)` (Flink's grammar has no `*` after DISTINCT).
+/// * `COUNT(DISTINCT *)` (Flink's grammar has no `*` after DISTINCT);
+/// * a window function (`... OVER (...)`) in `WHERE`.
 pub fn check_query_text(query: &sql::Query, insert_source: bool) -> Result<(), String> {
     struct Checker<'q> {
         allowed: Option<&'q sql::Values>,
@@ -214,6 +215,21 @@ pub fn check_query_text(query: &sql::Query, insert_source: bool) -> Result<(), S
                 sql::SetExpr::SetOperation { left, right, .. } => {
                     self.check(left)?;
                     self.check(right)
+                }
+                sql::SetExpr::Select(select) => {
+                    let windowed = select.selection.as_ref().is_some_and(|w| {
+                        sql::visit_expressions(w, |e| match e {
+                            sql::Expr::Function(f) if f.over.is_some() => ControlFlow::Break(()),
+                            _ => ControlFlow::Continue(()),
+                        })
+                        .is_break()
+                    });
+                    if windowed {
+                        return ControlFlow::Break(
+                            "Windowed aggregate expression is illegal in WHERE clause".to_string(),
+                        );
+                    }
+                    ControlFlow::Continue(())
                 }
                 _ => ControlFlow::Continue(()),
             }

@@ -1333,8 +1333,9 @@ impl FlinkRelations {
             Some(sql::Expr::Function(f))
                 if f.name.to_string().eq_ignore_ascii_case("DESCRIPTOR") =>
             {
+                // With several columns Flink windows by the first.
                 match &f.args {
-                    sql::FunctionArguments::List(l) if l.args.len() == 1 => match &l.args[0] {
+                    sql::FunctionArguments::List(l) if !l.args.is_empty() => match &l.args[0] {
                         sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(
                             sql::Expr::Identifier(id),
                         )) => id.value.clone(),

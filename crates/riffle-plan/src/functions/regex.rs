@@ -74,7 +74,9 @@ fn java_classes(pattern: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Compiles a Java pattern with the Rust engine (the syntax both share; see [`java_classes`]).
-fn compile(pattern: &str) -> DfResult<Regex> {
+/// `None` for a pattern that is invalid in Java too (Flink's functions then give NULL); a
+/// pattern using a construct only Java has fails the job instead.
+fn compile(pattern: &str) -> DfResult<Option<Regex>> {
     let java = pattern;
     let pattern = &*java_classes(java);
     thread_local! {
@@ -82,15 +84,31 @@ fn compile(pattern: &str) -> DfResult<Regex> {
         static LAST: RefCell<Option<Regex>> = const { RefCell::new(None) };
     }
     if let Some(re) = LAST.with_borrow(|last| last.clone().filter(|r| r.as_str() == pattern)) {
-        return Ok(re);
+        return Ok(Some(re));
     }
     match Regex::new(pattern) {
         Ok(re) => {
             LAST.set(Some(re.clone()));
-            Ok(re)
+            Ok(Some(re))
         }
-        Err(e) => exec_err!("regular expression '{java}' is not supported: {e}"),
+        Err(e) if java_only(java) => {
+            exec_err!("regular expression '{java}' is not supported: {e}")
+        }
+        Err(_) => Ok(None),
     }
+}
+
+/// Whether a pattern uses a construct Java's engine has and the Rust one lacks (look-around,
+/// back-references, atomic groups, possessive quantifiers, quoting, `\G` / `\Z`).
+fn java_only(pattern: &str) -> bool {
+    const CONSTRUCTS: [&str; 13] = [
+        "(?=", "(?!", "(?<=", "(?<!", "(?>", "\\k<", "*+", "++", "?+", "}+", "\\Q", "\\G", "\\Z",
+    ];
+    CONSTRUCTS.iter().any(|c| pattern.contains(c))
+        || pattern
+            .as_bytes()
+            .windows(2)
+            .any(|w| w[0] == b'\\' && (b'1'..=b'9').contains(&w[1]))
 }
 
 /// Successive matches the way Java's `Matcher.find` walks a string: the next search starts where
@@ -135,12 +153,13 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             if pattern.is_empty() {
                 return Ok(ScalarValue::Boolean(Some(false)));
             }
-            Ok(ScalarValue::Boolean(Some(
-                compile(pattern)?.is_match(text_of(&v[0])),
-            )))
+            let matched = compile(pattern)?.is_some_and(|re| re.is_match(text_of(&v[0])));
+            Ok(ScalarValue::Boolean(Some(matched)))
         }),
         RowFunction::new("regexp_replace", &[&[Str, Str, Str]], DataType::Utf8, |v| {
-            let re = compile(text_of(&v[1]))?;
+            let Some(re) = compile(text_of(&v[1]))? else {
+                return Ok(string(None));
+            };
             let (s, replacement) = (text_of(&v[0]), text_of(&v[2]));
             // Flink quotes the replacement: `$1` is literal text.
             let mut out = String::with_capacity(s.len());
@@ -158,7 +177,9 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             &[&[Str, Str], &[Str, Str, Int]],
             DataType::Utf8,
             |v| {
-                let re = compile(text_of(&v[1]))?;
+                let Some(re) = compile(text_of(&v[1]))? else {
+                    return Ok(string(None));
+                };
                 let Some(index) = group_index(v.get(2), 0) else {
                     return Ok(string(None));
                 };
@@ -174,7 +195,9 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             &[&[Str, Str], &[Str, Str, Int]],
             string_array_type(),
             |v| {
-                let re = compile(text_of(&v[1]))?;
+                let Some(re) = compile(text_of(&v[1]))? else {
+                    return Ok(string_array(None));
+                };
                 let Some(index) = group_index(v.get(2), 1) else {
                     return Ok(string_array(None));
                 };
@@ -193,21 +216,26 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             },
         ),
         RowFunction::new("regexp_count", &[&[Str, Str]], DataType::Int32, |v| {
-            let re = compile(text_of(&v[1]))?;
+            let Some(re) = compile(text_of(&v[1]))? else {
+                return Ok(ScalarValue::Int32(None));
+            };
             let n = java_find_iter(&re, text_of(&v[0])).count();
             Ok(ScalarValue::Int32(i32::try_from(n).ok()))
         }),
         // REGEXP_INSTR: the 1-based character position of the first match, 0 when none.
         RowFunction::new("regexp_instr", &[&[Str, Str]], DataType::Int32, |v| {
             let s = text_of(&v[0]);
-            let position = compile(text_of(&v[1]))?
-                .find(s)
-                .map_or(0, |m| s[..m.start()].chars().count() + 1);
+            let Some(re) = compile(text_of(&v[1]))? else {
+                return Ok(ScalarValue::Int32(None));
+            };
+            let position = re.find(s).map_or(0, |m| s[..m.start()].chars().count() + 1);
             Ok(ScalarValue::Int32(i32::try_from(position).ok()))
         }),
         // REGEXP_SUBSTR: the first match, NULL when none.
         RowFunction::new("regexp_substr", &[&[Str, Str]], DataType::Utf8, |v| {
-            let re = compile(text_of(&v[1]))?;
+            let Some(re) = compile(text_of(&v[1]))? else {
+                return Ok(string(None));
+            };
             Ok(string(
                 re.find(text_of(&v[0])).map(|m| m.as_str().to_string()),
             ))
@@ -233,8 +261,15 @@ mod tests {
         assert_eq!(java_classes(r"[\w-]+"), "[0-9A-Za-z_-]+");
         assert_eq!(java_classes(r"[]\d]"), "[]0-9]");
         assert_eq!(java_classes(r"a\.b"), r"a\.b");
-        let word = compile(r"^\w+$").ok();
+        let word = compile(r"^\w+$").ok().flatten();
         assert_eq!(word.as_ref().map(|r| r.is_match("straße")), Some(false));
         assert_eq!(word.as_ref().map(|r| r.is_match("strasse_1")), Some(true));
+    }
+
+    #[test]
+    fn invalid_patterns_are_null_and_java_only_ones_fail() {
+        assert!(matches!(compile("(a"), Ok(None)));
+        assert!(compile(r"(a)\1").is_err());
+        assert!(compile("a(?=b)").is_err());
     }
 }
