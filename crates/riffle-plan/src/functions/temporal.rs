@@ -209,7 +209,10 @@ impl ScalarUDFImpl for ToTimestamp {
                     None => parse_local_datetime(values.value(i)),
                     Some(f) if f.is_null(i) => None,
                     // Java's SMART resolver: a day past the month's end is its last day.
-                    Some(f) => parse_with_pattern(values.value(i), f.value(i), true),
+                    // A string the pattern does not parse is read as `y-M-d[ H:m:s[.f]]`, as
+                    // Flink falls back to `Timestamp.valueOf` / `Date.valueOf`.
+                    Some(f) => parse_with_pattern(values.value(i), f.value(i), true)
+                        .or_else(|| parse_local_datetime(values.value(i))),
                 }
             })
             .collect();
@@ -471,6 +474,26 @@ fn local_ms(v: &ScalarValue, zone: &LocalZone) -> Option<i64> {
     Some(if ltz { zone.to_local(ms) } else { ms })
 }
 
+/// An interval value as (months, milliseconds); None for other values.
+fn interval_parts(v: &ScalarValue) -> Option<(i64, i64)> {
+    Some(match v {
+        ScalarValue::IntervalYearMonth(Some(m)) => (i64::from(*m), 0),
+        ScalarValue::IntervalDayTime(Some(x)) => (
+            0,
+            i64::from(x.days) * MS_PER_DAY + i64::from(x.milliseconds),
+        ),
+        ScalarValue::IntervalMonthDayNano(Some(x)) => (
+            i64::from(x.months),
+            i64::from(x.days) * MS_PER_DAY + x.nanoseconds / 1_000_000,
+        ),
+        ScalarValue::DurationSecond(Some(s)) => (0, s.checked_mul(1000)?),
+        ScalarValue::DurationMillisecond(Some(ms)) => (0, *ms),
+        ScalarValue::DurationMicrosecond(Some(us)) => (0, us / 1000),
+        ScalarValue::DurationNanosecond(Some(ns)) => (0, ns / 1_000_000),
+        _ => return None,
+    })
+}
+
 /// A time unit of `TIMESTAMPADD`/`TIMESTAMPDIFF`, `FLOOR`/`CEIL ... TO`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Unit {
@@ -648,7 +671,9 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             let s = text(&v[0]).unwrap_or_default();
             let days = |ms: i64| i32::try_from(ms.div_euclid(MS_PER_DAY)).ok();
             Ok(ScalarValue::Date32(match v.get(1).and_then(text) {
-                None => parse_with_pattern(s, "yyyy-MM-dd", false).and_then(days),
+                // Flink reads `y-M-d` (single digits allowed), ignoring a time after a blank.
+                None => parse_local_datetime(s.trim().split(' ').next().unwrap_or_default())
+                    .and_then(days),
                 // With a format Flink parses leniently, and a string it cannot parse gives the
                 // date of Long.MIN_VALUE milliseconds, wrapped into an int of days.
                 Some(pattern) => Some(
@@ -710,7 +735,8 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             let Some(local) = parse_with_pattern(s, "yyyy-MM-dd HH:mm:ss", false) else {
                 return Ok(ScalarValue::Utf8(None));
             };
-            let converted = to.to_local(from.to_utc(local));
+            // Flink parses with Java's legacy time zones: an ambiguous time is standard time.
+            let converted = to.to_local(from.to_utc_later(local));
             Ok(ScalarValue::Utf8(Some(format_java(
                 converted,
                 "yyyy-MM-dd HH:mm:ss",
@@ -739,8 +765,22 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
         // EXTRACT(part FROM t) as DataFusion plans it (a TIMESTAMP_LTZ in the session zone).
         RowFunction::with_context("date_part", &[&[Str, Any]], DataType::Int64, |v, cx| {
             let part = text(&v[0]).unwrap_or_default().to_ascii_lowercase();
+            if let Some((months, ms)) = interval_parts(&v[1]) {
+                // Java's truncating division and remainder, as Flink's interval extraction.
+                return Ok(ScalarValue::Int64(Some(match part.as_str() {
+                    "year" => months / 12,
+                    "month" => months % 12,
+                    "day" => ms / MS_PER_DAY,
+                    "hour" => ms / 3_600_000 % 24,
+                    "minute" => ms / 60_000 % 60,
+                    "second" => ms / 1000 % 60,
+                    other => {
+                        return exec_err!("EXTRACT of {other} from an interval is not supported")
+                    }
+                })));
+            }
             let Some(ms) = local_ms(&v[1], &cx.zone) else {
-                return exec_err!("EXTRACT expects a DATE, TIME or TIMESTAMP");
+                return exec_err!("EXTRACT expects a DATE, TIME, TIMESTAMP or INTERVAL");
             };
             let (day, time) = (ms.div_euclid(MS_PER_DAY), ms.rem_euclid(MS_PER_DAY));
             let (y, m, d) = civil(day);
