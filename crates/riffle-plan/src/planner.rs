@@ -602,7 +602,7 @@ impl Planner {
             })
             .cloned()
             .collect();
-        let mut plan = self.plan_query(&insert.query, insert.span)?;
+        let mut plan = self.plan_source(&insert.query, insert.span, true)?;
         if !insert.columns.is_empty() {
             plan =
                 self.map_insert_columns(plan, &insert.columns, &target, &table.name, insert.span)?;
@@ -680,6 +680,18 @@ impl Planner {
 
     /// Plans a query with DataFusion and runs its analyzer (type coercion).
     fn plan_query(&self, query: &ast::Query, span: Span) -> PlanResult<LogicalPlan> {
+        self.plan_source(query, span, false)
+    }
+
+    /// [`Self::plan_query`] of a query that may be the source of an `INSERT`
+    /// (`insert_source`), whose `VALUES` the sink types.
+    fn plan_source(
+        &self,
+        query: &ast::Query,
+        span: Span,
+        insert_source: bool,
+    ) -> PlanResult<LogicalPlan> {
+        crate::checks::check_query_text(query, insert_source).map_err(|m| plan_error(m, span))?;
         self.plan_query_at(query, span).map_err(|mut d| {
             d.span = locate(query, &d.message).unwrap_or(d.span);
             d
@@ -1049,6 +1061,7 @@ fn int_literals(plan: LogicalPlan, session: &FlinkSession) -> DfResult<LogicalPl
             let saved = preserver.save(&e);
             let rewritten = crate::session::flink_int_literals(e)?;
             let rewritten = rewritten
+                .transform_data(|e| crate::functions::case_timestamp_branches(e, &schema))?
                 .transform_data(|e| crate::functions::flink_casts(e, &schema, &registry))?
                 .transform_data(|e| crate::functions::decimal_division(e, &schema, &registry))?;
             let rewritten =
@@ -1320,8 +1333,9 @@ impl FlinkRelations {
             Some(sql::Expr::Function(f))
                 if f.name.to_string().eq_ignore_ascii_case("DESCRIPTOR") =>
             {
+                // With several columns Flink windows by the first.
                 match &f.args {
-                    sql::FunctionArguments::List(l) if l.args.len() == 1 => match &l.args[0] {
+                    sql::FunctionArguments::List(l) if !l.args.is_empty() => match &l.args[0] {
                         sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(
                             sql::Expr::Identifier(id),
                         )) => id.value.clone(),
@@ -2376,6 +2390,8 @@ impl GraphBuilder<'_> {
             separator: Option<String>,
         }
         let mut pending = Vec::new();
+        // Pre-projection columns holding GROUP_ID() (see `expand`).
+        let mut group_ids = Vec::new();
         for (i, a) in agg.aggr_expr.iter().enumerate() {
             let name = agg.schema.field(key_count + i).name().clone();
             let Expr::AggregateFunction(DfAggregate { func, params }) = a.clone().unalias() else {
@@ -2442,6 +2458,23 @@ impl GraphBuilder<'_> {
                 });
                 continue;
             }
+            if fname == "group_id" {
+                // The ordinal of the row's grouping set among equal sets: a constant per set
+                // that the Expand operator writes (0 without grouping sets), kept per group.
+                pre.push(Expr::Literal(ScalarValue::Int64(Some(0)), None));
+                pre_names.push(format!("$arg{i}"));
+                group_ids.push(pre.len() - 1);
+                pending.push(Pending {
+                    function: AggregateFunction::Max,
+                    arg: Some(pre.len() - 1),
+                    distinct: false,
+                    filter: None,
+                    name,
+                    user: None,
+                    separator: None,
+                });
+                continue;
+            }
             let function = match fname.as_str() {
                 "count" => AggregateFunction::Count,
                 "sum" => AggregateFunction::Sum,
@@ -2492,6 +2525,12 @@ impl GraphBuilder<'_> {
                     pre_names.push(format!("$arg{i}"));
                     (function, Some(pre.len() - 1))
                 }
+                _ if function == AggregateFunction::Count => {
+                    return Err(plan_error(
+                        "We now only support the count of one field.",
+                        span,
+                    ))
+                }
                 _ => {
                     return Err(unsupported(
                         format!("{} with several arguments", fname.to_ascii_uppercase()),
@@ -2529,7 +2568,7 @@ impl GraphBuilder<'_> {
         let pre_schema = names_schema(&pre_names, span)?;
         let changelog = input.changelog;
         let projected = match &sets {
-            Some(sets) => self.expand(input, sets, agg, &pre, &pre_schema)?,
+            Some(sets) => self.expand(input, sets, agg, &pre, &group_ids, &pre_schema)?,
             None => self.calc(input, None, &pre, &pre_schema)?,
         };
         let mut schema: Vec<Field> = projected.fields[..key_count].to_vec();

@@ -128,7 +128,13 @@ impl Accumulator {
             AggregateFunction::Sum | AggregateFunction::Avg => State::Sum {
                 int: 0,
                 decimal: 0,
-                float: 0.0,
+                // Flink's SUM starts from its first value (so SUM of -0.0 is -0.0), its AVG
+                // from 0.0; -0.0 is the identity of floating-point addition.
+                float: if function == AggregateFunction::Sum {
+                    -0.0
+                } else {
+                    0.0
+                },
                 count: 0,
             },
             AggregateFunction::Min | AggregateFunction::Max => State::MinMax(BTreeMap::new()),

@@ -16,7 +16,8 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 /// Flink's aggregate functions for planning (`SUM`, `AVG`, `MIN`, `MAX`, the variance family,
-/// `LISTAGG`, `FIRST_VALUE`, `LAST_VALUE`): no argument coercion (DataFusion would cast
+/// `LISTAGG`, `FIRST_VALUE`, `LAST_VALUE`, and `GROUP_ID()`, which tells apart the copies of a
+/// grouping set listed more than once): no argument coercion (DataFusion would cast
 /// `AVG(INT)` to `DOUBLE`) and Flink's result types. The runtime evaluates them itself.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub(super) struct FlinkAggregate {
@@ -27,9 +28,10 @@ pub(super) struct FlinkAggregate {
 
 impl FlinkAggregate {
     pub(super) fn new(name: &'static str) -> Self {
-        // Flink's VARIANCE is VAR_SAMP.
+        // Flink's VARIANCE is VAR_SAMP and its STDDEV is STDDEV_SAMP.
         let aliases = match name {
             "var_samp" => vec!["variance".to_string()],
+            "stddev_samp" => vec!["stddev".to_string()],
             _ => Vec::new(),
         };
         Self {
@@ -68,6 +70,7 @@ impl AggregateUDFImpl for FlinkAggregate {
     fn coerce_types(&self, arg_types: &[DataType]) -> DfResult<Vec<DataType>> {
         let text = |t: &DataType| matches!(t, DataType::Utf8 | DataType::Null);
         match arg_types {
+            [] if self.name == "group_id" => Ok(Vec::new()),
             [t] if self.name == "listagg" && text(t) => Ok(vec![DataType::Utf8]),
             [t, s] if self.name == "listagg" && text(t) && text(s) => {
                 Ok(vec![DataType::Utf8, DataType::Utf8])
@@ -91,6 +94,9 @@ impl AggregateUDFImpl for FlinkAggregate {
     }
 
     fn return_type(&self, arg_types: &[DataType]) -> DfResult<DataType> {
+        if self.name == "group_id" {
+            return Ok(DataType::Int64);
+        }
         let Some(t) = arg_types.first() else {
             return plan_err!("{} takes one argument", self.name);
         };

@@ -33,6 +33,50 @@ use crate::types::{arrow_type, flink_type};
 /// precision (`CHAR(5)`, `TIMESTAMP(1)`).
 pub const FLINK_TYPE_KEY: &str = "riffle.flink_type";
 
+/// Flink types a `CASE` (and so `IF`) whose branches mix `TIMESTAMP` and `TIMESTAMP_LTZ` as
+/// the first of them (DataFusion would pick `TIMESTAMP_LTZ`): when that is a `TIMESTAMP`, the
+/// `TIMESTAMP_LTZ` branches are cast to it (wall-clock time in the session zone).
+pub fn case_timestamp_branches(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
+    e.transform_up(|e| {
+        let Expr::Case(mut case) = e else {
+            return Ok(Transformed::no(e));
+        };
+        let type_of = |x: &Expr| x.get_type(schema).ok();
+        let first = case
+            .when_then_expr
+            .iter()
+            .map(|(_, then)| then.as_ref())
+            .chain(case.else_expr.as_deref())
+            .filter_map(type_of)
+            .find(|t| matches!(t, DataType::Timestamp(..)));
+        let Some(target @ DataType::Timestamp(_, None)) = first else {
+            return Ok(Transformed::no(Expr::Case(case)));
+        };
+        let mut changed = false;
+        let branches = case
+            .when_then_expr
+            .iter_mut()
+            .map(|(_, then)| then)
+            .chain(case.else_expr.as_mut());
+        for branch in branches {
+            if matches!(type_of(branch), Some(DataType::Timestamp(_, Some(_)))) {
+                let value =
+                    std::mem::replace(branch.as_mut(), Expr::Literal(ScalarValue::Null, None));
+                **branch = Expr::Cast(datafusion::logical_expr::Cast::new(
+                    Box::new(value),
+                    target.clone(),
+                ));
+                changed = true;
+            }
+        }
+        Ok(if changed {
+            Transformed::yes(Expr::Case(case))
+        } else {
+            Transformed::no(Expr::Case(case))
+        })
+    })
+}
+
 /// True when a cast from a string to `target` is done by [`flink_casts`].
 fn is_string_cast_target(target: &DataType) -> bool {
     matches!(
@@ -46,7 +90,7 @@ fn is_string_cast_target(target: &DataType) -> bool {
             | DataType::Decimal128(..)
             | DataType::Boolean
             | DataType::Date32
-            | DataType::Timestamp(_, None)
+            | DataType::Timestamp(..)
             | DataType::Time32(_)
             | DataType::Time64(_)
             | DataType::Binary
@@ -360,6 +404,11 @@ fn cast_value(
         Some(s) => match arrow {
             DataType::Utf8 => ScalarValue::Utf8(Some(s.to_string())),
             DataType::Binary => ScalarValue::Binary(Some(s.as_bytes().to_vec())),
+            // A TIMESTAMP_LTZ string is wall-clock time in the session zone.
+            DataType::Timestamp(unit, Some(_)) => {
+                let local = parse(s, &DataType::Timestamp(*unit, None))?;
+                convert::convert(&local, flink, arrow, cx.zone)?
+            }
             _ => match (parse(s, arrow)?, &flink.kind) {
                 // A TIME below millisecond precision drops the rest of the fraction.
                 (ScalarValue::Time32Millisecond(Some(ms)), TypeKind::Time(p)) => {

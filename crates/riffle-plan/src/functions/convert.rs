@@ -152,8 +152,9 @@ pub(super) fn convert(
             _ => None,
         },
         TypeKind::Boolean => number(v).map(|n| ScalarValue::Boolean(Some(!n.is_zero()))),
-        TypeKind::TinyInt => integer(v).map(|i| ScalarValue::Int8(Some(i as i8))),
-        TypeKind::SmallInt => integer(v).map(|i| ScalarValue::Int16(Some(i as i16))),
+        // Java narrows a double to `byte` / `short` through `int` (saturating there first).
+        TypeKind::TinyInt => int32(v).map(|i| ScalarValue::Int8(Some(i as i8))),
+        TypeKind::SmallInt => int32(v).map(|i| ScalarValue::Int16(Some(i as i16))),
         TypeKind::Int => int32(v).map(|i| ScalarValue::Int32(Some(i))),
         TypeKind::BigInt => integer(v).map(|i| ScalarValue::Int64(Some(i))),
         TypeKind::Double => number(v).map(|n| ScalarValue::Float64(Some(n.to_f64()))),

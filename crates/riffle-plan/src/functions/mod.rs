@@ -32,7 +32,7 @@ mod url;
 mod zone;
 
 pub use aggregate::tag_cast_arguments;
-pub use cast::{flink_casts, is_supported_cast, FLINK_TYPE_KEY};
+pub use cast::{case_timestamp_branches, flink_casts, is_supported_cast, FLINK_TYPE_KEY};
 pub use clock::now_ms;
 pub use collection::syntax::rewrite_collections;
 pub use convert::{decimal_of_double, double_of_decimal};
@@ -165,6 +165,7 @@ pub fn register(state: &mut SessionState) {
         "listagg",
         "first_value",
         "last_value",
+        "group_id",
     ] {
         let _ = state.register_udaf(Arc::new(AggregateUDF::from(
             aggregate::FlinkAggregate::new(name),

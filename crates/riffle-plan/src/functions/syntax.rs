@@ -23,7 +23,7 @@ use crate::legacy::call;
 
 use datafusion::sql::sqlparser::ast::{
     self, visit_expressions_mut, CeilFloorKind, DateTimeField, Expr, FunctionArg, FunctionArgExpr,
-    FunctionArguments, Query, TimezoneInfo, Value,
+    FunctionArguments, Query, TimezoneInfo, Value, VisitMut, VisitorMut,
 };
 
 /// Rewrites the Flink-only call syntax in `query` (see the module documentation).
@@ -32,6 +32,53 @@ pub fn rewrite_calls(query: &mut Query) {
         rewrite(e);
         ControlFlow::<()>::Continue(())
     });
+    let _ = query.visit(&mut ValuesLiterals);
+}
+
+/// In a `VALUES` of several rows, timestamp literals take the precision of an Arrow time unit
+/// (3, 6 or 9) at least as fine as their own: every row of a column must have the same field
+/// metadata, which the other precisions carry, and Flink's column type is the widest anyway.
+struct ValuesLiterals;
+
+impl VisitorMut for ValuesLiterals {
+    type Break = ();
+
+    fn post_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+        widen_values_literals(&mut query.body);
+        ControlFlow::Continue(())
+    }
+}
+
+fn widen_values_literals(body: &mut ast::SetExpr) {
+    match body {
+        ast::SetExpr::Values(values) if values.rows.len() > 1 => {
+            for e in values.rows.iter_mut().flat_map(|r| r.content.iter_mut()) {
+                let Expr::TypedString(typed) = e else {
+                    continue;
+                };
+                let ast::DataType::Custom(name, _) = &typed.data_type else {
+                    continue;
+                };
+                let precision = name
+                    .to_string()
+                    .strip_prefix("TIMESTAMP(")
+                    .and_then(|p| p.strip_suffix(')'))
+                    .and_then(|p| p.parse::<u32>().ok());
+                if let Some(p) = precision {
+                    let unit = p.div_ceil(3).clamp(1, 3) * 3;
+                    typed.data_type = ast::DataType::Custom(
+                        ast::ObjectName::from(vec![ast::Ident::new(format!("TIMESTAMP({unit})"))]),
+                        Vec::new(),
+                    );
+                }
+            }
+        }
+        ast::SetExpr::SetOperation { left, right, .. } => {
+            widen_values_literals(left);
+            widen_values_literals(right);
+        }
+        _ => {}
+    }
 }
 
 /// Replaces each `TYPEOF(...)` call the catalog typed (`names`, keyed by where the call's name
@@ -105,12 +152,20 @@ fn rewrite(e: &mut Expr) {
             let name = if floor { "floor_time" } else { "ceil_time" };
             *e = call(name, vec![arg, string(&unit)]);
         }
+        // `TIMESTAMP '...'` and `TIME '...'` literals take the precision of their fraction, as
+        // in Flink (so `TIME '12:00:00'` is a TIME(0), comparable with TIME columns).
         Expr::TypedString(typed)
             if matches!(
                 typed.data_type,
                 ast::DataType::Timestamp(None, TimezoneInfo::None)
+                    | ast::DataType::Time(None, TimezoneInfo::None)
             ) =>
         {
+            let kind = if matches!(typed.data_type, ast::DataType::Time(..)) {
+                "TIME"
+            } else {
+                "TIMESTAMP"
+            };
             if let Some(text) = typed.value.clone().into_string() {
                 let fraction = text
                     .trim()
@@ -118,7 +173,7 @@ fn rewrite(e: &mut Expr) {
                     .filter(|(_, f)| f.chars().all(|c| c.is_ascii_digit()))
                     .map_or(0, |(_, f)| f.len().min(9));
                 typed.data_type = ast::DataType::Custom(
-                    ast::ObjectName::from(vec![ast::Ident::new(format!("TIMESTAMP({fraction})"))]),
+                    ast::ObjectName::from(vec![ast::Ident::new(format!("{kind}({fraction})"))]),
                     Vec::new(),
                 );
             }

@@ -57,6 +57,14 @@ impl ScalarUDFImpl for Proctime {
     }
 }
 
+/// Epoch milliseconds within the years 0001 to 9999, the range `TO_TIMESTAMP_LTZ` accepts (an
+/// epoch outside it is NULL in Flink).
+fn ltz_in_range(ms: i64) -> Option<i64> {
+    (-62_135_596_800_000..=253_402_300_799_999)
+        .contains(&ms)
+        .then_some(ms)
+}
+
 /// `TO_TIMESTAMP_LTZ(epoch, precision)`: epoch seconds (precision 0) or milliseconds (precision 3)
 /// to `TIMESTAMP_LTZ(3)`.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -123,12 +131,12 @@ impl ScalarUDFImpl for ToTimestampLtz {
             DataType::Int64 => array
                 .as_primitive::<Int64Type>()
                 .iter()
-                .map(|v| v.and_then(|v| v.checked_mul(factor)))
+                .map(|v| v.and_then(|v| v.checked_mul(factor)).and_then(ltz_in_range))
                 .collect(),
             DataType::Float64 => array
                 .as_primitive::<Float64Type>()
                 .iter()
-                .map(|v| v.map(|v| (v * factor as f64) as i64))
+                .map(|v| v.and_then(|v| ltz_in_range((v * factor as f64) as i64)))
                 .collect(),
             other => return exec_err!("TO_TIMESTAMP_LTZ does not accept {other}"),
         };
@@ -201,7 +209,10 @@ impl ScalarUDFImpl for ToTimestamp {
                     None => parse_local_datetime(values.value(i)),
                     Some(f) if f.is_null(i) => None,
                     // Java's SMART resolver: a day past the month's end is its last day.
-                    Some(f) => parse_with_pattern(values.value(i), f.value(i), true),
+                    // A string the pattern does not parse is read as `y-M-d[ H:m:s[.f]]`, as
+                    // Flink falls back to `Timestamp.valueOf` / `Date.valueOf`.
+                    Some(f) => parse_with_pattern(values.value(i), f.value(i), true)
+                        .or_else(|| parse_local_datetime(values.value(i))),
                 }
             })
             .collect();
@@ -463,6 +474,26 @@ fn local_ms(v: &ScalarValue, zone: &LocalZone) -> Option<i64> {
     Some(if ltz { zone.to_local(ms) } else { ms })
 }
 
+/// An interval value as (months, milliseconds); None for other values.
+fn interval_parts(v: &ScalarValue) -> Option<(i64, i64)> {
+    Some(match v {
+        ScalarValue::IntervalYearMonth(Some(m)) => (i64::from(*m), 0),
+        ScalarValue::IntervalDayTime(Some(x)) => (
+            0,
+            i64::from(x.days) * MS_PER_DAY + i64::from(x.milliseconds),
+        ),
+        ScalarValue::IntervalMonthDayNano(Some(x)) => (
+            i64::from(x.months),
+            i64::from(x.days) * MS_PER_DAY + x.nanoseconds / 1_000_000,
+        ),
+        ScalarValue::DurationSecond(Some(s)) => (0, s.checked_mul(1000)?),
+        ScalarValue::DurationMillisecond(Some(ms)) => (0, *ms),
+        ScalarValue::DurationMicrosecond(Some(us)) => (0, us / 1000),
+        ScalarValue::DurationNanosecond(Some(ns)) => (0, ns / 1_000_000),
+        _ => return None,
+    })
+}
+
 /// A time unit of `TIMESTAMPADD`/`TIMESTAMPDIFF`, `FLOOR`/`CEIL ... TO`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Unit {
@@ -496,27 +527,34 @@ fn add_months(local_ms: i64, months: i64) -> Option<i64> {
     Some(epoch_day(y2, m2, d.min(last))? * MS_PER_DAY + time)
 }
 
-/// Whole months from local time `t1` to `t0` (Calcite's rule: counts a month when adding it to
-/// `t1` does not pass `t0`; end-of-month clamping counts).
+/// Whole months from local time `t1` to `t0` (Flink's rule: whole months between the dates,
+/// counting a month when adding it to `t1`'s date does not pass `t0`'s, end-of-month clamping
+/// counts; then one less when that lands on `t0`'s date at a later time of day, whichever
+/// comes first, so a time a minute earlier on the same day is -1 month).
 fn months_between(t0: i64, t1: i64) -> Option<i64> {
-    if t0 < t1 {
-        return months_between(t1, t0).map(|m| -m);
-    }
     let (d0, d1) = (t0.div_euclid(MS_PER_DAY), t1.div_euclid(MS_PER_DAY));
     let (ms0, ms1) = (t0.rem_euclid(MS_PER_DAY), t1.rem_euclid(MS_PER_DAY));
+    let mut m = date_months_between(d0, d1)?;
+    let landed = add_months(d1 * MS_PER_DAY, m)?.div_euclid(MS_PER_DAY);
+    if landed == d0 && ms0 < ms1 {
+        m -= 1;
+    }
+    Some(m)
+}
+
+/// Whole months from day `d1` to day `d0` (negative when `d0` is earlier).
+fn date_months_between(d0: i64, d1: i64) -> Option<i64> {
+    if d0 < d1 {
+        return date_months_between(d1, d0).map(|m| -m);
+    }
     let mut m = (d0 - d1) / 31;
     loop {
         let next = add_months(d1 * MS_PER_DAY, m + 1)?.div_euclid(MS_PER_DAY);
         if next > d0 {
-            break;
+            return Some(m);
         }
         m += 1;
     }
-    let landed = add_months(d1 * MS_PER_DAY, m)?.div_euclid(MS_PER_DAY);
-    if m > 0 && landed == d0 && ms0 < ms1 {
-        m -= 1;
-    }
-    Some(m)
 }
 
 /// Civil (year, month, day) of a day count since 1970-01-01.
@@ -633,7 +671,9 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             let s = text(&v[0]).unwrap_or_default();
             let days = |ms: i64| i32::try_from(ms.div_euclid(MS_PER_DAY)).ok();
             Ok(ScalarValue::Date32(match v.get(1).and_then(text) {
-                None => parse_with_pattern(s, "yyyy-MM-dd", false).and_then(days),
+                // Flink reads `y-M-d` (single digits allowed), ignoring a time after a blank.
+                None => parse_local_datetime(s.trim().split(' ').next().unwrap_or_default())
+                    .and_then(days),
                 // With a format Flink parses leniently, and a string it cannot parse gives the
                 // date of Long.MIN_VALUE milliseconds, wrapped into an int of days.
                 Some(pattern) => Some(
@@ -695,7 +735,8 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             let Some(local) = parse_with_pattern(s, "yyyy-MM-dd HH:mm:ss", false) else {
                 return Ok(ScalarValue::Utf8(None));
             };
-            let converted = to.to_local(from.to_utc(local));
+            // Flink parses with Java's legacy time zones: an ambiguous time is standard time.
+            let converted = to.to_local(from.to_utc_later(local));
             Ok(ScalarValue::Utf8(Some(format_java(
                 converted,
                 "yyyy-MM-dd HH:mm:ss",
@@ -724,8 +765,22 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
         // EXTRACT(part FROM t) as DataFusion plans it (a TIMESTAMP_LTZ in the session zone).
         RowFunction::with_context("date_part", &[&[Str, Any]], DataType::Int64, |v, cx| {
             let part = text(&v[0]).unwrap_or_default().to_ascii_lowercase();
+            if let Some((months, ms)) = interval_parts(&v[1]) {
+                // Java's truncating division and remainder, as Flink's interval extraction.
+                return Ok(ScalarValue::Int64(Some(match part.as_str() {
+                    "year" => months / 12,
+                    "month" => months % 12,
+                    "day" => ms / MS_PER_DAY,
+                    "hour" => ms / 3_600_000 % 24,
+                    "minute" => ms / 60_000 % 60,
+                    "second" => ms / 1000 % 60,
+                    other => {
+                        return exec_err!("EXTRACT of {other} from an interval is not supported")
+                    }
+                })));
+            }
             let Some(ms) = local_ms(&v[1], &cx.zone) else {
-                return exec_err!("EXTRACT expects a DATE, TIME or TIMESTAMP");
+                return exec_err!("EXTRACT expects a DATE, TIME, TIMESTAMP or INTERVAL");
             };
             let (day, time) = (ms.div_euclid(MS_PER_DAY), ms.rem_euclid(MS_PER_DAY));
             let (y, m, d) = civil(day);
@@ -941,7 +996,11 @@ fn round_time(
         Unit::Millis(k) => k == 7 * MS_PER_DAY,
     };
     let on_boundary = if by_date {
-        floor == ms.div_euclid(MS_PER_DAY) * MS_PER_DAY
+        // Flink keeps a QUARTER ceiling only on January 1st: any other first day of a
+        // quarter ceils to the next quarter (its test is the YEAR one).
+        let quarter_kept =
+            unit(unit_name)? != Unit::Months(3) || civil(ms.div_euclid(MS_PER_DAY)).1 == 1;
+        floor == ms.div_euclid(MS_PER_DAY) * MS_PER_DAY && quarter_kept
     } else {
         floor == ms && exact
     };

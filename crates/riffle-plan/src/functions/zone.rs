@@ -83,6 +83,16 @@ impl LocalZone {
     /// The instant of the local date-time `local_ms` as Java's `ZonedDateTime.of` resolves it:
     /// the earlier offset in an overlap, shifted forward by the gap's length in a gap.
     pub fn to_utc(self, local_ms: i64) -> i64 {
+        self.resolve(local_ms, false)
+    }
+
+    /// [`Self::to_utc`] as Java's legacy `TimeZone` parsing resolves an overlap: with the later
+    /// offset (standard time).
+    pub fn to_utc_later(self, local_ms: i64) -> i64 {
+        self.resolve(local_ms, true)
+    }
+
+    fn resolve(self, local_ms: i64, later: bool) -> i64 {
         let LocalZone::Region(tz) = self else {
             return local_ms - self.offset_seconds(0) * 1000;
         };
@@ -92,7 +102,9 @@ impl LocalZone {
             return local_ms;
         };
         let offset_ms = |n: NaiveDateTime| match tz.offset_from_local_datetime(&n) {
-            LocalResult::Single(o) | LocalResult::Ambiguous(o, _) => {
+            LocalResult::Single(o) => Some(i64::from(o.fix().local_minus_utc()) * 1000),
+            LocalResult::Ambiguous(earlier, latter) => {
+                let o = if later { latter } else { earlier };
                 Some(i64::from(o.fix().local_minus_utc()) * 1000)
             }
             LocalResult::None => None,

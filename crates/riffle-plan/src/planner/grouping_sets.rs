@@ -72,6 +72,26 @@ impl GroupingSets {
                 seen.push(mask);
                 (nulled, mask | (ordinal << keys.len()))
             })
+            .collect::<Vec<_>>();
+        // Flink plans the n-th copies of repeated sets (n >= 1) as an aggregation of their
+        // own; when that is a single set, it groups by every key instead (keys are not set to
+        // NULL) while GROUPING() still reports the set's own bits.
+        let ordinal_of = |id: u64| id >> keys.len();
+        let sets = sets
+            .iter()
+            .map(|(nulled, id)| {
+                let ordinal = ordinal_of(*id);
+                let alone = sets
+                    .iter()
+                    .filter(|(_, o)| ordinal_of(*o) == ordinal)
+                    .count()
+                    == 1;
+                if ordinal >= 1 && alone {
+                    (vec![false; nulled.len()], *id)
+                } else {
+                    (nulled.clone(), *id)
+                }
+            })
             .collect();
         Ok(Some(Self { keys, sets }))
     }
@@ -84,13 +104,16 @@ impl GroupingSets {
 
 impl GraphBuilder<'_> {
     /// An Expand operator computing `pre` once per grouping set: `pre` holds the keys, then a
-    /// placeholder for the grouping id, then the aggregate arguments; `out_schema` names them.
+    /// placeholder for the grouping id, then the aggregate arguments, among them the
+    /// `group_ids` placeholders of `GROUP_ID()` (set to the set's ordinal among equal sets);
+    /// `out_schema` names them.
     pub(super) fn expand(
         &mut self,
         input: Node,
         sets: &GroupingSets,
         agg: &Aggregate,
         pre: &[Expr],
+        group_ids: &[usize],
         out_schema: &DFSchema,
     ) -> PlanResult<Node> {
         let span = self.span;
@@ -98,8 +121,8 @@ impl GraphBuilder<'_> {
         let id_type = agg.schema.field(keys).data_type().clone();
         let mut projections = Vec::with_capacity(sets.sets.len());
         let mut fields = None;
-        for (nulled, id) in &sets.sets {
-            let id = ScalarValue::UInt64(Some(*id))
+        for (nulled, raw_id) in &sets.sets {
+            let id = ScalarValue::UInt64(Some(*raw_id))
                 .cast_to(&id_type)
                 .map_err(|e| df_error(e, span))?;
             let exprs: Vec<Expr> = pre
@@ -108,6 +131,10 @@ impl GraphBuilder<'_> {
                 .map(|(i, e)| match i {
                     i if i < keys && nulled[i] => Expr::Literal(ScalarValue::Null, None),
                     i if i == keys => Expr::Literal(id.clone(), None),
+                    i if group_ids.contains(&i) => {
+                        let ordinal = i64::try_from(raw_id >> keys).unwrap_or_default();
+                        Expr::Literal(ScalarValue::Int64(Some(ordinal)), None)
+                    }
                     _ => e.clone(),
                 })
                 .collect();

@@ -289,7 +289,7 @@ fn aggregate_function(name: &str) -> Option<AggregateFunction> {
         "MIN" => AggregateFunction::Min,
         "MAX" => AggregateFunction::Max,
         "STDDEV_POP" => AggregateFunction::StddevPop,
-        "STDDEV_SAMP" => AggregateFunction::StddevSamp,
+        "STDDEV_SAMP" | "STDDEV" => AggregateFunction::StddevSamp,
         "VAR_POP" => AggregateFunction::VarPop,
         "VAR_SAMP" | "VARIANCE" => AggregateFunction::VarSamp,
         _ => return None,

@@ -112,18 +112,8 @@ impl GraphBuilder<'_> {
             frame.rows = true;
         }
         let in_schema = window.input.schema();
-        let mut partition = Vec::new();
-        for e in &shape.partition_by {
-            let Expr::Column(c) = e else {
-                return Err(unsupported("PARTITION BY an expression", span));
-            };
-            partition.push(
-                in_schema
-                    .index_of_column(c)
-                    .map_err(|e| df_error(e, span))?,
-            );
-        }
-        // Pre-projection: the input's columns, then every call's argument (and LAG default).
+        // Pre-projection: the input's columns, then the PARTITION BY expressions that are not
+        // columns, then every call's argument (and LAG default).
         let forwarded = input.fields.len();
         let mut pre: Vec<Expr> = input
             .fields
@@ -131,6 +121,20 @@ impl GraphBuilder<'_> {
             .map(|f| Expr::Column(Column::from_name(f.name.clone())))
             .collect();
         let mut pre_names: Vec<String> = input.fields.iter().map(|f| f.name.clone()).collect();
+        let mut partition = Vec::new();
+        for (k, e) in shape.partition_by.iter().enumerate() {
+            if let Expr::Column(c) = e {
+                partition.push(
+                    in_schema
+                        .index_of_column(c)
+                        .map_err(|e| df_error(e, span))?,
+                );
+            } else {
+                pre.push(self.rewrite(e, in_schema, &input)?);
+                pre_names.push(format!("$partition{k}"));
+                partition.push(pre.len() - 1);
+            }
+        }
         let mut over_calls = Vec::new();
         for (i, call) in calls.iter().enumerate() {
             let mut arg_column = |e: &Expr, what: &str| -> PlanResult<usize> {
@@ -150,8 +154,14 @@ impl GraphBuilder<'_> {
                     let arg = arg_column(arg, "arg")?;
                     let offset = match rest.first() {
                         None => 1,
-                        Some(e) => constant_offset(e)
-                            .ok_or_else(|| unsupported("LAG with a non-constant offset", span))?,
+                        Some(e) => {
+                            let n = constant_offset(e).ok_or_else(|| {
+                                unsupported("LAG with a non-constant offset", span)
+                            })?;
+                            usize::try_from(n).map_err(|_| {
+                                plan_error(format!("Offset({n}) should be positive."), span)
+                            })?
+                        }
                     };
                     let default = rest.get(1).map(|d| arg_column(d, "default")).transpose()?;
                     (Some(arg), offset, default)
@@ -299,6 +309,16 @@ fn over_function(name: &str, span: riffle_sql::Span) -> PlanResult<OverFunction>
         "first_value" => OverFunction::FirstValue,
         "last_value" => OverFunction::LastValue,
         "lag" => OverFunction::Lag,
+        // Flink has these only in batch mode.
+        "lead" | "ntile" | "percent_rank" | "cume_dist" => {
+            return Err(plan_error(
+                format!(
+                    "{} Function is not supported in stream mode.",
+                    name.to_ascii_uppercase()
+                ),
+                span,
+            ))
+        }
         other => {
             return Err(unsupported(
                 format!("{} in an OVER window", other.to_ascii_uppercase()),
@@ -340,8 +360,8 @@ fn frame_of(
         WindowFrameBound::Preceding(v) if v.is_null() => None,
         WindowFrameBound::Preceding(v) if rows => Some(
             constant_offset(&Expr::Literal(v.clone(), None))
-                .ok_or_else(|| unsupported(format!("ROWS frame offset {v}"), span))?
-                as i64,
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| unsupported(format!("ROWS frame offset {v}"), span))?,
         ),
         WindowFrameBound::Preceding(v) => {
             Some(interval_ms(Expr::Literal(v.clone(), None)).map_err(|e| df_error(e, span))?)
@@ -351,23 +371,25 @@ fn frame_of(
 }
 
 /// A non-negative integer constant.
-fn constant_offset(e: &Expr) -> Option<usize> {
+fn constant_offset(e: &Expr) -> Option<i64> {
     let e = match e {
         Expr::Cast(c) => c.expr.as_ref(),
         other => other,
     };
-    let Expr::Literal(v, _) = e else {
-        return None;
-    };
-    match v {
-        ScalarValue::Int8(Some(n)) => usize::try_from(*n).ok(),
-        ScalarValue::Int16(Some(n)) => usize::try_from(*n).ok(),
-        ScalarValue::Int32(Some(n)) => usize::try_from(*n).ok(),
-        ScalarValue::Int64(Some(n)) => usize::try_from(*n).ok(),
-        ScalarValue::UInt8(Some(n)) => Some(usize::from(*n)),
-        ScalarValue::UInt16(Some(n)) => Some(usize::from(*n)),
-        ScalarValue::UInt32(Some(n)) => usize::try_from(*n).ok(),
-        ScalarValue::UInt64(Some(n)) => usize::try_from(*n).ok(),
+    match e {
+        // `LAG(v, -1)`: a negated literal.
+        Expr::Negative(inner) => constant_offset(inner).map(|n| -n),
+        Expr::Literal(v, _) => match v {
+            ScalarValue::Int8(Some(n)) => Some(i64::from(*n)),
+            ScalarValue::Int16(Some(n)) => Some(i64::from(*n)),
+            ScalarValue::Int32(Some(n)) => Some(i64::from(*n)),
+            ScalarValue::Int64(Some(n)) => Some(*n),
+            ScalarValue::UInt8(Some(n)) => Some(i64::from(*n)),
+            ScalarValue::UInt16(Some(n)) => Some(i64::from(*n)),
+            ScalarValue::UInt32(Some(n)) => Some(i64::from(*n)),
+            ScalarValue::UInt64(Some(n)) => i64::try_from(*n).ok(),
+            _ => None,
+        },
         _ => None,
     }
 }
