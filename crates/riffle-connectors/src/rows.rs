@@ -12,7 +12,7 @@ use crate::csv::{plain_fields, split_record, CsvOptions, CSV_TIMESTAMP_STYLE};
 use crate::json::JsonOptions;
 use crate::json_scan::{scan_record, SlotTree, Span};
 use crate::options::Options;
-use crate::text::{ColumnBuilder, ScannedRecord, TimestampStyle};
+use crate::text::{ColumnBuilder, Read, ScannedRecord, TimestampStyle};
 use crate::{ConnectorError, Result};
 
 /// A text record format with its options.
@@ -62,10 +62,32 @@ pub fn is_writable_text_type(data_type: &DataType) -> bool {
     )
 }
 
+/// Which columns a decoder must convert: what the job reads of them, and how Flink's source
+/// treats the rest.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Projection<'a> {
+    /// The paths the job reads (`riffle_plan::ConnectorSpec::read_columns`); `None`: all.
+    pub read_columns: Option<&'a [Vec<String>]>,
+    /// Columns the job does not read are not converted at all, nor checked by
+    /// `fail-on-missing-field`, as Flink's filesystem source does (it pushes the projection
+    /// into its format). Otherwise only the string fields not read are skipped.
+    pub skip_unread_columns: bool,
+}
+
+impl Projection<'_> {
+    /// Every column is read.
+    pub const ALL: Projection<'static> = Projection {
+        read_columns: None,
+        skip_unread_columns: false,
+    };
+}
+
 /// Decodes records into batches of `schema`'s columns.
 pub struct RowDecoder {
     table: String,
     schema: SchemaRef,
+    /// Per column: `fail-on-missing-field` applies to it (it is converted).
+    checked: Vec<bool>,
     /// Shared so that decoding a record can borrow it next to the builders without a copy.
     format: Arc<TextFormat>,
     builders: Vec<ColumnBuilder>,
@@ -85,18 +107,32 @@ struct JsonScan {
 }
 
 impl RowDecoder {
-    /// A decoder for `schema` of table `table`, failing on types text cannot hold.
-    pub fn new(table: &str, schema: SchemaRef, format: TextFormat) -> Result<Self> {
+    /// A decoder for `schema` of table `table` converting what `projection` asks for, failing
+    /// on types text cannot hold.
+    pub fn new(
+        table: &str,
+        schema: SchemaRef,
+        format: TextFormat,
+        projection: Projection<'_>,
+    ) -> Result<Self> {
+        let mut checked = Vec::with_capacity(schema.fields().len());
         let builders = schema
             .fields()
             .iter()
             .map(|f| {
                 let row_in_csv = matches!(format, TextFormat::Csv(_))
                     && matches!(f.data_type(), DataType::Struct(_) | DataType::Map(..));
+                let read = Read::of_column(f.name(), projection.read_columns);
+                let skipped =
+                    read == Read::Nothing && projection.skip_unread_columns && f.is_nullable();
+                checked.push(!skipped);
                 let builder = if row_in_csv {
                     Err(f.data_type().to_string())
+                } else if skipped {
+                    // Still refuses a type the format cannot hold.
+                    ColumnBuilder::new(f.data_type()).map(|_| ColumnBuilder::unread(f.data_type()))
                 } else {
-                    ColumnBuilder::new(f.data_type())
+                    ColumnBuilder::for_read(f.data_type(), f.is_nullable(), &read)
                 };
                 builder.map_err(|t| {
                     ConnectorError::new(format!(
@@ -115,6 +151,7 @@ impl RowDecoder {
         Ok(Self {
             table: table.to_string(),
             schema,
+            checked,
             json_scan,
             format: Arc::new(format),
             builders,
@@ -281,7 +318,8 @@ impl RowDecoder {
         if options.fail_on_missing_field {
             if let Some(i) = scanned.spans[..self.builders.len()]
                 .iter()
-                .position(|s| *s == Span::ABSENT)
+                .zip(&self.checked)
+                .position(|(s, checked)| *checked && *s == Span::ABSENT)
             {
                 let message = format!(
                     "Could not find field with name '{}'.",
@@ -340,7 +378,9 @@ impl RowDecoder {
                 .schema
                 .fields()
                 .iter()
-                .find(|f| !object.contains_key(f.name()))
+                .zip(&self.checked)
+                .find(|(f, checked)| **checked && !object.contains_key(f.name()))
+                .map(|(f, _)| f)
             {
                 let message = format!("Could not find field with name '{}'.", missing.name());
                 return self.row_error(&message, record, options.ignore_parse_errors, location);
@@ -545,7 +585,7 @@ mod tests {
             ignore_parse_errors: !fail_on_missing_field,
             timestamp_style: TimestampStyle::Sql,
         };
-        RowDecoder::new("t", nested_schema(), TextFormat::Json(options)).unwrap()
+        RowDecoder::new("t", nested_schema(), TextFormat::Json(options), Projection::ALL).unwrap()
     }
 
     /// The scanned path (one pass, ROW members from the same pass) gives exactly what parsing
