@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::collections::HashMap;
 
 use arrow::array::{
-    make_array, new_null_array, Array, ArrayBuilder, ArrayRef, BooleanBufferBuilder, BooleanBuilder, Date32Builder,
-    Decimal128Builder, Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder,
-    Int8Builder, ListArray, MapArray, PrimitiveArray, PrimitiveBuilder, StringBuilder, StructArray,
-    Time32MillisecondBuilder, TimestampMicrosecondBuilder, TimestampMillisecondBuilder,
-    TimestampNanosecondBuilder, TimestampSecondBuilder,
+    make_array, new_null_array, Array, ArrayBuilder, ArrayRef, BooleanBufferBuilder,
+    BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder, Float64Builder, Int16Builder,
+    Int32Builder, Int64Builder, Int8Builder, ListArray, MapArray, PrimitiveArray, PrimitiveBuilder,
+    StringBuilder, StructArray, Time32MillisecondBuilder, TimestampMicrosecondBuilder,
+    TimestampMillisecondBuilder, TimestampNanosecondBuilder, TimestampSecondBuilder,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{ArrowPrimitiveType, DataType, FieldRef, Fields, TimeUnit};
@@ -178,7 +178,10 @@ impl Read {
             return Read::Whole;
         };
         let mut read = Read::Nothing;
-        for path in paths.iter().filter(|p| p.first().is_some_and(|c| c == name)) {
+        for path in paths
+            .iter()
+            .filter(|p| p.first().is_some_and(|c| c == name))
+        {
             read.add(&path[1..]);
         }
         read

@@ -292,7 +292,11 @@ mod tests {
         usage.paths(&mut path(&["r"]), &mut paths);
         assert_eq!(
             paths,
-            vec![path(&["r", "a", "x"]), path(&["r", "a", "y"]), path(&["r", "b"])]
+            vec![
+                path(&["r", "a", "x"]),
+                path(&["r", "a", "y"]),
+                path(&["r", "b"])
+            ]
         );
         usage.merge(Usage::at(&path(&["a"]), Usage::Whole));
         let mut paths = Vec::new();
