@@ -25,7 +25,7 @@ use crate::file_metadata::{FileColumns, FileFacts};
 use crate::options::Options;
 use crate::partitions::{PartitionColumns, Partitioning};
 use crate::raw::{RawDecoder, RawOptions};
-use crate::rows::{RowDecoder, TextFormat};
+use crate::rows::{Projection, RowDecoder, TextFormat};
 use crate::snapshot::{StateReader, StateWriter};
 use crate::{ChangeBatch, ConnectorError, Result, SourceReader, SubtaskInfo, BATCH_SIZE};
 
@@ -135,7 +135,14 @@ pub fn open_source(
         .map(|(_, f)| f)
         .collect();
     let decoder = match format {
-        FileFormat::Text(f) => FileDecoder::Text(RowDecoder::new(&spec.table, schema, f)?),
+        FileFormat::Text(f) => {
+            // As Flink's filesystem source, which pushes the projection into its format.
+            let projection = Projection {
+                read_columns: spec.read_columns.as_deref(),
+                skip_unread_columns: true,
+            };
+            FileDecoder::Text(RowDecoder::new(&spec.table, schema, f, projection)?)
+        }
         FileFormat::Changelog(f) => {
             FileDecoder::Changelog(ChangelogDecoder::new(&spec.table, schema, f)?)
         }
@@ -597,6 +604,7 @@ mod tests {
             metadata: Vec::new(),
             primary_key: Vec::new(),
             partition_keys: Vec::new(),
+            read_columns: None,
         };
         let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, true)]));
         let mut reader = open_source(

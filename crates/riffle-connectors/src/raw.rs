@@ -370,6 +370,7 @@ mod tests {
             metadata: Vec::new(),
             primary_key: Vec::new(),
             partition_keys: Vec::new(),
+            read_columns: None,
         };
         RawOptions::from_options(&mut Options::new(&spec)).unwrap()
     }

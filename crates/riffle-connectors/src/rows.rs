@@ -12,7 +12,7 @@ use crate::csv::{plain_fields, split_record, CsvOptions, CSV_TIMESTAMP_STYLE};
 use crate::json::JsonOptions;
 use crate::json_scan::{scan_record, SlotTree, Span};
 use crate::options::Options;
-use crate::text::{ColumnBuilder, ScannedRecord, TimestampStyle};
+use crate::text::{ColumnBuilder, Read, ScannedRecord, TimestampStyle};
 use crate::{ConnectorError, Result};
 
 /// A text record format with its options.
@@ -62,10 +62,32 @@ pub fn is_writable_text_type(data_type: &DataType) -> bool {
     )
 }
 
+/// Which columns a decoder must convert: what the job reads of them, and how Flink's source
+/// treats the rest.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Projection<'a> {
+    /// The paths the job reads (`riffle_plan::ConnectorSpec::read_columns`); `None`: all.
+    pub read_columns: Option<&'a [Vec<String>]>,
+    /// Columns the job does not read are not converted at all, nor checked by
+    /// `fail-on-missing-field`, as Flink's filesystem source does (it pushes the projection
+    /// into its format). Otherwise only the string fields not read are skipped.
+    pub skip_unread_columns: bool,
+}
+
+impl Projection<'_> {
+    /// Every column is read.
+    pub const ALL: Projection<'static> = Projection {
+        read_columns: None,
+        skip_unread_columns: false,
+    };
+}
+
 /// Decodes records into batches of `schema`'s columns.
 pub struct RowDecoder {
     table: String,
     schema: SchemaRef,
+    /// Per column: `fail-on-missing-field` applies to it (it is converted).
+    checked: Vec<bool>,
     /// Shared so that decoding a record can borrow it next to the builders without a copy.
     format: Arc<TextFormat>,
     builders: Vec<ColumnBuilder>,
@@ -85,18 +107,32 @@ struct JsonScan {
 }
 
 impl RowDecoder {
-    /// A decoder for `schema` of table `table`, failing on types text cannot hold.
-    pub fn new(table: &str, schema: SchemaRef, format: TextFormat) -> Result<Self> {
+    /// A decoder for `schema` of table `table` converting what `projection` asks for, failing
+    /// on types text cannot hold.
+    pub fn new(
+        table: &str,
+        schema: SchemaRef,
+        format: TextFormat,
+        projection: Projection<'_>,
+    ) -> Result<Self> {
+        let mut checked = Vec::with_capacity(schema.fields().len());
         let builders = schema
             .fields()
             .iter()
             .map(|f| {
                 let row_in_csv = matches!(format, TextFormat::Csv(_))
                     && matches!(f.data_type(), DataType::Struct(_) | DataType::Map(..));
+                let read = Read::of_column(f.name(), projection.read_columns);
+                let skipped =
+                    read == Read::Nothing && projection.skip_unread_columns && f.is_nullable();
+                checked.push(!skipped);
                 let builder = if row_in_csv {
                     Err(f.data_type().to_string())
+                } else if skipped {
+                    // Still refuses a type the format cannot hold.
+                    ColumnBuilder::new(f.data_type()).map(|_| ColumnBuilder::unread(f.data_type()))
                 } else {
-                    ColumnBuilder::new(f.data_type())
+                    ColumnBuilder::for_read(f.data_type(), f.is_nullable(), &read)
                 };
                 builder.map_err(|t| {
                     ConnectorError::new(format!(
@@ -115,6 +151,7 @@ impl RowDecoder {
         Ok(Self {
             table: table.to_string(),
             schema,
+            checked,
             json_scan,
             format: Arc::new(format),
             builders,
@@ -281,7 +318,8 @@ impl RowDecoder {
         if options.fail_on_missing_field {
             if let Some(i) = scanned.spans[..self.builders.len()]
                 .iter()
-                .position(|s| *s == Span::ABSENT)
+                .zip(&self.checked)
+                .position(|(s, checked)| *checked && *s == Span::ABSENT)
             {
                 let message = format!(
                     "Could not find field with name '{}'.",
@@ -340,7 +378,9 @@ impl RowDecoder {
                 .schema
                 .fields()
                 .iter()
-                .find(|f| !object.contains_key(f.name()))
+                .zip(&self.checked)
+                .find(|(f, checked)| **checked && !object.contains_key(f.name()))
+                .map(|(f, _)| f)
             {
                 let message = format!("Could not find field with name '{}'.", missing.name());
                 return self.row_error(&message, record, options.ignore_parse_errors, location);
@@ -516,7 +556,8 @@ impl RowEncoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::datatypes::{Field, Fields, Schema};
+    use arrow::array::{AsArray, StructArray};
+    use arrow::datatypes::{Field, Fields, Int64Type, Schema};
 
     fn nested_schema() -> SchemaRef {
         let inner = Fields::from(vec![
@@ -545,7 +586,13 @@ mod tests {
             ignore_parse_errors: !fail_on_missing_field,
             timestamp_style: TimestampStyle::Sql,
         };
-        RowDecoder::new("t", nested_schema(), TextFormat::Json(options)).unwrap()
+        RowDecoder::new(
+            "t",
+            nested_schema(),
+            TextFormat::Json(options),
+            Projection::ALL,
+        )
+        .unwrap()
     }
 
     /// The scanned path (one pass, ROW members from the same pass) gives exactly what parsing
@@ -599,5 +646,86 @@ mod tests {
             "{err}"
         );
         assert!(d.decode(r#"{"a": 1, "r": {}, "s": null}"#, &here).unwrap());
+    }
+
+    /// A decoder reading `paths` only, failing on bad values and missing fields.
+    fn reading(paths: &[&[&str]], skip_unread_columns: bool) -> RowDecoder {
+        let options = JsonOptions {
+            fail_on_missing_field: true,
+            ignore_parse_errors: false,
+            timestamp_style: TimestampStyle::Sql,
+        };
+        let read: Vec<Vec<String>> = paths
+            .iter()
+            .map(|p| p.iter().map(|n| n.to_string()).collect())
+            .collect();
+        let projection = Projection {
+            read_columns: Some(&read),
+            skip_unread_columns,
+        };
+        RowDecoder::new("t", nested_schema(), TextFormat::Json(options), projection).unwrap()
+    }
+
+    #[test]
+    fn unread_strings_are_left_null_and_what_is_read_is_decoded_as_before() {
+        let here = || "here".to_string();
+        for skip_unread_columns in [false, true] {
+            let mut d = reading(&[&["a"], &["r", "x"]], skip_unread_columns);
+            let record =
+                r#"{"a": 1, "r": {"x": 2, "y": {"z": "zz", "n": 3}, "t": null}, "s": "ss"}"#;
+            assert!(d.decode(record, &here).unwrap());
+            let batch = d.flush().unwrap();
+            let mut all = decoder(true);
+            all.decode(record, &here).unwrap();
+            let expected = all.flush().unwrap();
+            assert_eq!(batch.column(0), expected.column(0));
+            let row = batch
+                .column(1)
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .unwrap();
+            let expected_row = expected
+                .column(1)
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .unwrap();
+            assert_eq!(row.column(0), expected_row.column(0), "r.x is read");
+            let y = row
+                .column(1)
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .unwrap();
+            assert!(y.is_valid(0), "an unread ROW field is still converted");
+            assert!(y.column(0).is_null(0), "its unread string is not");
+            assert_eq!(y.column(1).as_primitive::<Int64Type>().value(0), 3);
+            assert!(
+                batch.column(2).is_null(0),
+                "the unread string column is not converted"
+            );
+        }
+    }
+
+    #[test]
+    fn unread_columns_are_not_converted_or_checked_only_where_asked() {
+        let here = || "here".to_string();
+        let decode = |paths: &[&[&str]], skip: bool, record: &str| {
+            reading(paths, skip)
+                .decode(record, &here)
+                .map_err(|e| e.to_string())
+        };
+        // `a` is not read: not converted only where unread columns are skipped.
+        let bad_a = r#"{"a": "x", "r": null, "s": "v"}"#;
+        assert!(decode(&[&["s"]], false, bad_a).is_err());
+        assert_eq!(decode(&[&["s"]], true, bad_a), Ok(true));
+        // `s` is not read: missing, it fails only where unread columns are checked.
+        let no_s = r#"{"a": 1, "r": {"x": 1, "y": null, "t": null}}"#;
+        let read = [&["a"][..], &["r", "x"]];
+        let err = decode(&read, false, no_s).unwrap_err();
+        assert!(err.contains("Could not find field with name 's'"), "{err}");
+        assert_eq!(decode(&read, true, no_s), Ok(true));
+        // `r` is read (one field of it): all of it is converted either way.
+        let bad_r_y = r#"{"a": 1, "r": {"x": 2, "y": {"n": "x"}, "t": null}, "s": null}"#;
+        assert!(decode(&read, false, bad_r_y).is_err());
+        assert!(decode(&read, true, bad_r_y).is_err());
     }
 }

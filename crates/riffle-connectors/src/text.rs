@@ -2,12 +2,14 @@
 
 use std::sync::Arc;
 
+use std::collections::HashMap;
+
 use arrow::array::{
-    make_array, Array, ArrayBuilder, ArrayRef, BooleanBufferBuilder, BooleanBuilder, Date32Builder,
-    Decimal128Builder, Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder,
-    Int8Builder, ListArray, MapArray, PrimitiveArray, PrimitiveBuilder, StringBuilder, StructArray,
-    Time32MillisecondBuilder, TimestampMicrosecondBuilder, TimestampMillisecondBuilder,
-    TimestampNanosecondBuilder, TimestampSecondBuilder,
+    make_array, new_null_array, Array, ArrayBuilder, ArrayRef, BooleanBufferBuilder,
+    BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder, Float64Builder, Int16Builder,
+    Int32Builder, Int64Builder, Int8Builder, ListArray, MapArray, PrimitiveArray, PrimitiveBuilder,
+    StringBuilder, StructArray, Time32MillisecondBuilder, TimestampMicrosecondBuilder,
+    TimestampMillisecondBuilder, TimestampNanosecondBuilder, TimestampSecondBuilder,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{ArrowPrimitiveType, DataType, FieldRef, Fields, TimeUnit};
@@ -147,6 +149,62 @@ pub enum ColumnBuilder {
     List(Nested),
     /// MAP (JSON objects only): `children` are the key and the value builders
     Map(Nested),
+    /// A column or field the job does not read and that is not converted: every row is NULL
+    /// (see [`ColumnBuilder::for_read`]).
+    Unread {
+        /// The column's type.
+        data_type: DataType,
+        /// Rows appended since the last [`ColumnBuilder::finish`].
+        rows: usize,
+    },
+}
+
+/// What a job reads of a column or ROW field (from the planner's `read_columns`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    /// All of it.
+    Whole,
+    /// Nothing.
+    Nothing,
+    /// Some fields of a ROW (a field not in the map is not read).
+    Fields(HashMap<String, Read>),
+}
+
+impl Read {
+    /// What is read of column `name` given the paths read (a path is a column name, then the
+    /// fields down to one read whole); `None` for the paths means everything is read.
+    pub fn of_column(name: &str, paths: Option<&[Vec<String>]>) -> Read {
+        let Some(paths) = paths else {
+            return Read::Whole;
+        };
+        let mut read = Read::Nothing;
+        for path in paths
+            .iter()
+            .filter(|p| p.first().is_some_and(|c| c == name))
+        {
+            read.add(&path[1..]);
+        }
+        read
+    }
+
+    /// Adds the field at `path` below this one, read whole.
+    fn add(&mut self, path: &[String]) {
+        let Some((first, rest)) = path.split_first() else {
+            *self = Read::Whole;
+            return;
+        };
+        match self {
+            Read::Whole => {}
+            Read::Nothing => {
+                *self = Read::Fields(HashMap::new());
+                self.add(path);
+            }
+            Read::Fields(fields) => fields
+                .entry(first.clone())
+                .or_insert(Read::Nothing)
+                .add(rest),
+        }
+    }
 }
 
 /// The parts of a column whose rows hold a variable number of child values (ARRAY, MAP).
@@ -197,6 +255,54 @@ impl Nested {
 }
 
 impl ColumnBuilder {
+    /// A builder for a (nullable) `data_type` of which the job reads `read`: string fields it
+    /// does not read are not converted but left NULL, since converting a JSON value or a text
+    /// field to a string cannot fail, so skipping it changes no result and no error. Everything
+    /// else is converted (a value that does not convert fails the record as it does in Flink,
+    /// which converts every field of the columns it reads).
+    pub fn for_read(data_type: &DataType, nullable: bool, read: &Read) -> Result<Self, String> {
+        let builder = ColumnBuilder::new(data_type)?;
+        Ok(match (read, builder) {
+            (Read::Nothing, ColumnBuilder::Utf8(_)) if nullable => ColumnBuilder::unread(data_type),
+            (Read::Nothing | Read::Fields(_), ColumnBuilder::Row(mut row)) => {
+                let none = HashMap::new();
+                let fields = match read {
+                    Read::Fields(fields) => fields,
+                    _ => &none,
+                };
+                row.children = row
+                    .fields
+                    .iter()
+                    .map(|f| {
+                        let read = fields.get(f.name()).unwrap_or(&Read::Nothing);
+                        ColumnBuilder::for_read(f.data_type(), f.is_nullable(), read)
+                    })
+                    .collect::<Result<_, _>>()?;
+                ColumnBuilder::Row(row)
+            }
+            (_, builder) => builder,
+        })
+    }
+
+    /// A builder that converts nothing: every row of `data_type` is NULL.
+    pub fn unread(data_type: &DataType) -> Self {
+        ColumnBuilder::Unread {
+            data_type: data_type.clone(),
+            rows: 0,
+        }
+    }
+
+    /// Counts a row of an [`ColumnBuilder::Unread`] column; false for other builders.
+    fn skipped(&mut self) -> bool {
+        match self {
+            ColumnBuilder::Unread { rows, .. } => {
+                *rows += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// A builder for `data_type`, or the name of a type text formats cannot hold.
     pub fn new(data_type: &DataType) -> Result<Self, String> {
         Ok(match data_type {
@@ -259,6 +365,9 @@ impl ColumnBuilder {
         style: TimestampStyle,
     ) -> Result<(), String> {
         use serde_json::Value;
+        if self.skipped() {
+            return Ok(());
+        }
         let result = match (&mut *self, value) {
             (_, Value::Null) => {
                 self.append_null();
@@ -314,6 +423,9 @@ impl ColumnBuilder {
     /// shapes — plain strings, numbers into numeric columns, objects into ROWs — are converted
     /// without building a `serde_json::Value`.
     pub fn append_json_text(&mut self, raw: &str, style: TimestampStyle) -> Result<(), String> {
+        if self.skipped() {
+            return Ok(());
+        }
         let result = match (&mut *self, raw.as_bytes().first()) {
             (_, Some(b'n')) => {
                 self.append_null();
@@ -377,6 +489,9 @@ impl ColumnBuilder {
         style: TimestampStyle,
         scratch: &mut String,
     ) -> Result<(), String> {
+        if self.skipped() {
+            return Ok(());
+        }
         let Some(span) = scanned.span(level, index) else {
             self.append_null();
             return Ok(());
@@ -474,6 +589,7 @@ impl ColumnBuilder {
             ColumnBuilder::List(_) | ColumnBuilder::Map(_) => {
                 (0..n).for_each(|_| self.append_null())
             }
+            ColumnBuilder::Unread { rows, .. } => *rows += n,
         }
     }
 
@@ -504,6 +620,7 @@ impl ColumnBuilder {
                 nested.offsets.push(last);
                 nested.valid.append(false);
             }
+            ColumnBuilder::Unread { rows, .. } => *rows += 1,
         }
     }
 
@@ -517,6 +634,9 @@ impl ColumnBuilder {
         element_delimiter: &str,
         style: TimestampStyle,
     ) -> Result<(), String> {
+        if self.skipped() {
+            return Ok(());
+        }
         let ColumnBuilder::List(list) = self else {
             let appended = self.append_text(text, style);
             if appended.is_err() {
@@ -581,6 +701,7 @@ impl ColumnBuilder {
             ColumnBuilder::Row(..) => return Err("a ROW value must be a JSON object".to_string()),
             ColumnBuilder::List(_) => return Err("an ARRAY value must be a JSON array".to_string()),
             ColumnBuilder::Map(_) => return Err("a MAP value must be a JSON object".to_string()),
+            ColumnBuilder::Unread { rows, .. } => *rows += 1,
         }
         Ok(())
     }
@@ -656,6 +777,9 @@ impl ColumnBuilder {
                     MapArray::try_new(map.field.clone(), offsets, entries, Some(nulls), false)
                         .map_err(|e| e.to_string())?,
                 )
+            }
+            ColumnBuilder::Unread { data_type, rows } => {
+                new_null_array(data_type, std::mem::take(rows))
             }
         })
     }

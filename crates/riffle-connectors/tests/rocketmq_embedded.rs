@@ -40,6 +40,7 @@ fn spec(dir: &Path, topic: &str, extra: &[(&str, &str)]) -> ConnectorSpec {
         metadata: Vec::new(),
         primary_key: Vec::new(),
         partition_keys: Vec::new(),
+        read_columns: None,
     }
 }
 

@@ -23,8 +23,15 @@ fn select_list(projection: &[NamedExpr]) -> String {
 pub fn describe(op: &Operator) -> String {
     match &op.kind {
         OperatorKind::Source { connector } => {
+            let read = connector
+                .read_columns
+                .as_ref()
+                .map_or(String::new(), |paths| {
+                    let paths: Vec<String> = paths.iter().map(|p| p.join(".")).collect();
+                    format!(", read=[{}]", paths.join(", "))
+                });
             format!(
-                "Source(table=[{}], connector=[{}])",
+                "Source(table=[{}], connector=[{}]{read})",
                 connector.table, connector.connector
             )
         }

@@ -149,6 +149,12 @@ pub struct ConnectorSpec {
     /// that cannot write partitions refuse a partitioned sink.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partition_keys: Vec<String>,
+    /// Of a source: the columns the job reads, set by the planner (`None`: every column). Each
+    /// entry is a column name, then the names of the fields leading to a nested field read
+    /// whole; a column not listed is not read at all. A connector may skip converting what is
+    /// not read where Flink does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_columns: Option<Vec<Vec<String>>>,
 }
 
 /// A `name TYPE METADATA [FROM 'key'] [VIRTUAL]` column of a table.

@@ -21,6 +21,7 @@ pub mod match_recognize;
 pub mod over;
 mod planner;
 pub mod rank;
+mod read_columns;
 mod reuse;
 pub mod rust_udf;
 pub mod session;

@@ -553,6 +553,7 @@ impl Planner {
                     .iter()
                     .map(|c| c.value.clone())
                     .collect(),
+                read_columns: None,
             },
             span,
         };
@@ -815,12 +816,14 @@ impl Planner {
         }
         let mut config = self.config.clone();
         config.insert("parallelism.default".into(), parallelism.to_string());
-        Ok(crate::reuse::reuse_sub_plans(JobGraph {
+        let mut graph = crate::reuse::reuse_sub_plans(JobGraph {
             operators: builder.operators,
             edges: builder.edges,
             config,
             functions: self.functions.clone(),
-        }))
+        });
+        crate::read_columns::mark_read_columns(&mut graph, &self.session);
+        Ok(graph)
     }
 }
 

@@ -15,6 +15,7 @@ fn format(name: &str, pairs: &[(&str, &str)]) -> ChangelogFormat {
         metadata: Vec::new(),
         primary_key: Vec::new(),
         partition_keys: Vec::new(),
+        read_columns: None,
     };
     let mut options = Options::new(&spec);
     let format = ChangelogFormat::from_options(name, &mut options)

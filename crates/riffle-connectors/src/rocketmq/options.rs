@@ -181,6 +181,8 @@ pub struct RocketMqOptions {
     pub store_queues: u32,
     /// How bodies hold rows.
     pub body: BodyFormat,
+    /// The columns the job reads (the spec's `read_columns`).
+    pub read_columns: Option<Vec<Vec<String>>>,
     /// Consumer group whose offsets the source starts from and commits.
     pub group: Option<String>,
     /// Where the source starts when the group has no committed offset.
@@ -338,6 +340,7 @@ pub fn normalize(
         store_dir,
         store_queues,
         body,
+        read_columns: spec.read_columns.clone(),
         group,
         startup,
         startup_explicit,

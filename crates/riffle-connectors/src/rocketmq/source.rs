@@ -26,7 +26,7 @@ use crate::avro::AvroDecoder;
 use crate::changelog::ChangelogDecoder;
 use crate::options::Options;
 use crate::raw::RawDecoder;
-use crate::rows::RowDecoder;
+use crate::rows::{Projection, RowDecoder};
 use crate::snapshot::{StateReader, StateWriter};
 use crate::{ChangeBatch, ConnectorError, Result, RowKind, SourceReader, SubtaskInfo, BATCH_SIZE};
 
@@ -203,7 +203,8 @@ impl UpsertBody {
             .collect::<Result<Vec<_>>>()?;
         Ok(Self {
             width: physical.fields().len(),
-            rows: RowDecoder::new(&opts.table, physical, format.clone())?,
+            // Every column: the rows of one key are compared as a whole.
+            rows: RowDecoder::new(&opts.table, physical, format.clone(), Projection::ALL)?,
             key_columns,
             kinds: Vec::new(),
         })
@@ -277,7 +278,18 @@ impl Body {
     fn new(opts: &RocketMqOptions, physical: SchemaRef) -> Result<Self> {
         Ok(match &opts.body {
             BodyFormat::Text(format) => {
-                Body::Text(RowDecoder::new(&opts.table, physical, format.clone())?)
+                // Skips the strings the job does not read; which columns Flink's source leaves
+                // unconverted is only known for the filesystem source.
+                let projection = Projection {
+                    read_columns: opts.read_columns.as_deref(),
+                    skip_unread_columns: false,
+                };
+                Body::Text(RowDecoder::new(
+                    &opts.table,
+                    physical,
+                    format.clone(),
+                    projection,
+                )?)
             }
             BodyFormat::Changelog(format) => Body::Changelog(ChangelogDecoder::new(
                 &opts.table,

@@ -15,10 +15,14 @@
 
 use std::sync::Arc;
 
-use arrow::datatypes::{i256, DataType};
+use arrow::array::{new_null_array, ArrayRef, AsArray};
+use arrow::compute::kernels::arity::{binary, unary};
+use arrow::compute::kernels::cast::cast;
+use arrow::datatypes::{i256, DataType, Decimal128Type};
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{exec_err, DFSchema, Result as DfResult, ScalarValue};
 use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::ColumnarValue;
 use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, Operator, ScalarUDF};
 
 use super::row::{Arg, RowFunction};
@@ -199,6 +203,49 @@ fn product_or_sum(a: &ScalarValue, b: &ScalarValue, op: Op) -> DfResult<ScalarVa
     Ok(ScalarValue::Decimal128(value, p, s))
 }
 
+/// `a * b` over whole batches where no product can round or overflow: when Flink's type keeps
+/// every digit (precision `p1 + p2 + 1` ≤ 38, scale `s1 + s2`), the product of the unscaled
+/// values is the result's unscaled value, as [`product_or_sum`] computes it row by row. `None`
+/// (use the rule) otherwise, and when no argument is an array.
+fn exact_products(args: &[ColumnarValue], result: &DataType) -> DfResult<Option<ArrayRef>> {
+    let [a, b] = args else {
+        return Ok(None);
+    };
+    let (Some((p1, s1)), Some((p2, s2))) = (exact(&a.data_type()), exact(&b.data_type())) else {
+        return Ok(None);
+    };
+    let DataType::Decimal128(p, s) = *result else {
+        return Ok(None);
+    };
+    if i32::from(s) != s1 + s2 || i32::from(p) < p1 + p2 {
+        return Ok(None);
+    }
+    // Unscaled values: integers become DECIMAL(38, 0), which every one of them fits.
+    let units = |v: &ColumnarValue, scale: i32| -> DfResult<ColumnarValue> {
+        let wide = DataType::Decimal128(MAX_PRECISION as u8, scale as i8);
+        Ok(match v {
+            ColumnarValue::Array(a) => ColumnarValue::Array(cast(a, &wide)?),
+            ColumnarValue::Scalar(v) => ColumnarValue::Scalar(v.cast_to(&wide)?),
+        })
+    };
+    let product = match (units(a, s1)?, units(b, s2)?) {
+        (ColumnarValue::Array(x), ColumnarValue::Array(y)) => binary(
+            x.as_primitive::<Decimal128Type>(),
+            y.as_primitive::<Decimal128Type>(),
+            |x: i128, y: i128| x * y,
+        )?,
+        (ColumnarValue::Array(x), ColumnarValue::Scalar(c))
+        | (ColumnarValue::Scalar(c), ColumnarValue::Array(x)) => match c {
+            ScalarValue::Decimal128(Some(c), ..) => {
+                unary::<_, _, Decimal128Type>(x.as_primitive::<Decimal128Type>(), |x| x * c)
+            }
+            _ => return Ok(Some(new_null_array(result, x.len()))),
+        },
+        _ => return Ok(None),
+    };
+    Ok(Some(Arc::new(product.with_precision_and_scale(p, s)?)))
+}
+
 /// `n × 10^shift / d` rounded half-up (away from zero at .5); None on overflow.
 fn divide_half_up(n: i128, d: i128, shift: i32) -> Option<i128> {
     let (mut n, mut d) = (n, d);
@@ -264,6 +311,10 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
                 Op::Multiply | Op::Add | Op::Subtract => product_or_sum(&v[0], &v[1], op),
             },
         )
+        .with_kernel(move |args, result| match op {
+            Op::Multiply => exact_products(args, result),
+            _ => Ok(None),
+        })
         .returning(move |t| match t {
             [l, r] => result_type(l, r, op).unwrap_or(DataType::Null),
             _ => DataType::Null,
@@ -327,6 +378,79 @@ mod tests {
         assert_eq!(tiny.ok(), Some(d(1, 38, 6)));
         let sum = product_or_sum(&d(15, 38, 10), &d(-5, 38, 10), Op::Add);
         assert_eq!(sum.ok(), Some(d(1, 38, 9)));
+    }
+
+    #[test]
+    fn batch_products_equal_the_rule_row_by_row() {
+        use arrow::array::{Array, Decimal128Array, Int64Array};
+        let prices: ArrayRef = Arc::new(Int64Array::from(vec![
+            Some(0),
+            Some(-7),
+            None,
+            Some(i64::MAX),
+            Some(i64::MIN),
+            Some(123_456_789),
+        ]));
+        let rates: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![
+                Some(908),
+                Some(-999),
+                Some(1),
+                None,
+                Some(-1),
+                Some(5),
+            ])
+            .with_precision_and_scale(3, 3)
+            .unwrap(),
+        );
+        let rate = ScalarValue::Decimal128(Some(908), 3, 3);
+        let no_rate = ScalarValue::Decimal128(None, 3, 3);
+        let cases = [
+            [
+                ColumnarValue::Scalar(rate.clone()),
+                ColumnarValue::Array(prices.clone()),
+            ],
+            [
+                ColumnarValue::Array(prices.clone()),
+                ColumnarValue::Scalar(rate),
+            ],
+            [
+                ColumnarValue::Array(rates.clone()),
+                ColumnarValue::Array(prices.clone()),
+            ],
+            [
+                ColumnarValue::Scalar(no_rate),
+                ColumnarValue::Array(prices.clone()),
+            ],
+        ];
+        for args in cases {
+            let types: Vec<DataType> = args.iter().map(|a| a.data_type()).collect();
+            let result = result_type(&types[0], &types[1], Op::Multiply).unwrap();
+            let batch = exact_products(&args, &result)
+                .unwrap()
+                .expect("a batch product");
+            assert_eq!(batch.data_type(), &result);
+            for row in 0..prices.len() {
+                let value = |a: &ColumnarValue| match a {
+                    ColumnarValue::Array(a) => ScalarValue::try_from_array(a, row).unwrap(),
+                    ColumnarValue::Scalar(s) => s.clone(),
+                };
+                let by_rule = if value(&args[0]).is_null() || value(&args[1]).is_null() {
+                    ScalarValue::try_from(&result).unwrap()
+                } else {
+                    product_or_sum(&value(&args[0]), &value(&args[1]), Op::Multiply).unwrap()
+                };
+                assert_eq!(ScalarValue::try_from_array(&batch, row).unwrap(), by_rule);
+            }
+        }
+        // Products that would round (scale over 38 digits) are left to the rule.
+        let wide = ScalarValue::Decimal128(Some(1), 38, 10);
+        let args = [
+            ColumnarValue::Scalar(wide.clone()),
+            ColumnarValue::Array(rates),
+        ];
+        let result = result_type(&wide.data_type(), &DataType::Decimal128(3, 3), Op::Multiply);
+        assert!(exact_products(&args, &result.unwrap()).unwrap().is_none());
     }
 
     #[test]

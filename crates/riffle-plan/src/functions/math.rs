@@ -1,8 +1,12 @@
 //! Flink's numeric functions where DataFusion has none or differs (result types, rounding
 //! mode, integer overflow, signed zeros).
 
-use arrow::datatypes::DataType;
+use arrow::array::{ArrayRef, AsArray};
+use arrow::compute::kernels::arity::unary;
+use arrow::compute::kernels::cast::cast;
+use arrow::datatypes::{DataType, Int64Type};
 use datafusion::common::{exec_err, Result as DfResult, ScalarValue};
+use datafusion::logical_expr::ColumnarValue;
 
 use super::row::{double, int, Arg, RowFunction};
 
@@ -106,7 +110,8 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
             } else {
                 DataType::Int32
             }
-        }),
+        })
+        .with_kernel(integer_remainders),
         RowFunction::new("round", &[&[Any], &[Any, Int]], DataType::Null, |v| {
             round(&v[0], v.get(1).and_then(int).unwrap_or(0), Rounding::HalfUp)
         })
@@ -116,6 +121,32 @@ pub(super) fn row_functions() -> Vec<RowFunction> {
         })
         .returning_with_constants(|t, c| rounded_type(t, c, Rounding::Down)),
     ]
+}
+
+/// `MOD(a, n)` over a batch of integers `a` and a constant integer `n` other than 0: Java's `%`
+/// (the sign of `a`; `MIN % -1` is 0) element by element, as the rule computes it row by row.
+/// `None` (use the rule) for anything else, such as a divisor that may be 0.
+fn integer_remainders(args: &[ColumnarValue], result: &DataType) -> DfResult<Option<ArrayRef>> {
+    let [ColumnarValue::Array(values), ColumnarValue::Scalar(divisor)] = args else {
+        return Ok(None);
+    };
+    let integer = |t: &DataType| {
+        matches!(
+            t,
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64
+        )
+    };
+    if !integer(values.data_type()) || !integer(result) {
+        return Ok(None);
+    }
+    let Some(n) = int(divisor).filter(|n| *n != 0) else {
+        return Ok(None);
+    };
+    let wide = cast(values, &DataType::Int64)?;
+    let remainders =
+        unary::<_, _, Int64Type>(wide.as_primitive::<Int64Type>(), |a| a.wrapping_rem(n));
+    // Each remainder is smaller than the divisor, which has the arguments' type.
+    Ok(Some(cast(&remainders, result)?))
 }
 
 /// The type of the first argument (numeric functions that keep it).
@@ -322,6 +353,51 @@ fn round_double(x: f64, digits: i64, mode: Rounding) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn batch_remainders_follow_java() {
+        use arrow::array::{Int32Array, Int64Array};
+        let values: ArrayRef = Arc::new(Int64Array::from(vec![
+            Some(7),
+            Some(-7),
+            None,
+            Some(i64::MIN),
+            Some(0),
+        ]));
+        let rem = |n: i64| {
+            let args = [
+                ColumnarValue::Array(values.clone()),
+                ColumnarValue::Scalar(ScalarValue::Int64(Some(n))),
+            ];
+            integer_remainders(&args, &DataType::Int64).unwrap()
+        };
+        let expected = |r: Vec<Option<i64>>| Some(Arc::new(Int64Array::from(r)) as ArrayRef);
+        assert_eq!(
+            rem(3),
+            expected(vec![Some(1), Some(-1), None, Some(-2), Some(0)])
+        );
+        assert_eq!(
+            rem(-3),
+            expected(vec![Some(1), Some(-1), None, Some(-2), Some(0)])
+        );
+        assert_eq!(
+            rem(-1),
+            expected(vec![Some(0), Some(0), None, Some(0), Some(0)])
+        );
+        // Division by zero is the rule's to report.
+        assert_eq!(rem(0), None);
+        let ints: ArrayRef = Arc::new(Int32Array::from(vec![Some(-5), Some(123)]));
+        let args = [
+            ColumnarValue::Array(ints),
+            ColumnarValue::Scalar(ScalarValue::Int32(Some(4))),
+        ];
+        let by_kernel = integer_remainders(&args, &DataType::Int32).unwrap();
+        assert_eq!(
+            by_kernel,
+            Some(Arc::new(Int32Array::from(vec![Some(-1), Some(3)])) as ArrayRef)
+        );
+    }
 
     #[test]
     fn rounding_follows_big_decimal() {
