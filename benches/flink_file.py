@@ -22,10 +22,9 @@ import json
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from flink_nexmark import ROOT, cpu_seconds, fmt, jvm_pid, peak_rss, reset_peak_rss, statements
+from flink_nexmark import ROOT, flink_error, fmt, run_flink_job, statements
 
 QUERIES = ROOT / "benches" / "file"
 
@@ -57,41 +56,19 @@ def run_riffle(riffle: str, queries, parallelisms, rows: int):
 
 
 def run_flink(queries, parallelisms, input_file: str, rows: int):
-    from pyflink.table import EnvironmentSettings, TableEnvironment
-
     results = []
     for p in parallelisms:
         for q in queries:
-            env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
-            env.get_config().set("parallelism.default", str(p))
-            env.get_config().set("table.local-time-zone", "UTC")
-            try:
-                inserts = []
-                for s in flink_statements(q, input_file):
-                    if s.upper().startswith("INSERT"):
-                        inserts.append(s)
-                    else:
-                        env.execute_sql(s)
-                pid = jvm_pid()
-                reset_peak_rss(pid)
-                cpu0 = cpu_seconds(pid)
-                t0 = time.monotonic()
-                stmt_set = env.create_statement_set()
-                for s in inserts:
-                    stmt_set.add_insert_sql(s)
-                stmt_set.execute().wait()
-                seconds = time.monotonic() - t0
-                cpu = cpu_seconds(pid) - cpu0
-                results.append({
-                    "engine": "flink", "query": q, "parallelism": p, "rows": rows,
-                    "seconds": seconds, "rows_per_sec": rows / seconds, "cpu_seconds": cpu,
-                    "rows_per_sec_per_core": rows / cpu if cpu > 0 else None,
-                    "peak_rss_bytes": peak_rss(pid),
-                })
-            except Exception as e:  # Flink rejects the query: report it, go on
-                first = str(e).strip().splitlines()[0][:160] if str(e).strip() else repr(e)
-                results.append({"engine": "flink", "query": q, "parallelism": p, "error": first})
-            print(json.dumps(results[-1]), file=sys.stderr)
+            result = {"engine": "flink", "query": q, "parallelism": p}
+            try:  # a query Flink rejects is reported, and the others still run
+                job = run_flink_job(flink_statements(q, input_file), p)
+                cpu = job["cpu_seconds"]
+                result.update(job, rows=rows, rows_per_sec=rows / job["seconds"],
+                              rows_per_sec_per_core=rows / cpu if cpu > 0 else None)
+            except Exception as e:
+                result["error"] = flink_error(e)
+            results.append(result)
+            print(json.dumps(result), file=sys.stderr)
     return results
 
 

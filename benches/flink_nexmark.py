@@ -95,49 +95,59 @@ def flink_statements(query: str, input_file: Path) -> list[str]:
     return out
 
 
-def run_flink(queries, parallelisms, input_file: Path, events: int, warmup: list[str]):
+def run_flink_job(stmts: list[str], parallelism: int) -> dict:
+    """Runs one script on a fresh TableEnvironment of the gateway JVM: its other statements
+    first, then its INSERTs as one statement set, measured. Returns the job's wall and CPU
+    seconds and the JVM's peak RSS; raises what Flink raises (e.g. a rejected query)."""
     from pyflink.table import EnvironmentSettings, TableEnvironment
 
+    env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    conf = env.get_config()
+    conf.set("parallelism.default", str(parallelism))
+    conf.set("table.local-time-zone", "UTC")
+    inserts = []
+    for s in stmts:
+        if s.upper().startswith("INSERT"):
+            inserts.append(s)
+        else:
+            env.execute_sql(s)
+    pid = jvm_pid()
+    reset_peak_rss(pid)
+    cpu0 = cpu_seconds(pid)
+    t0 = time.monotonic()
+    stmt_set = env.create_statement_set()
+    for s in inserts:
+        stmt_set.add_insert_sql(s)
+    stmt_set.execute().wait()
+    return {"seconds": time.monotonic() - t0, "cpu_seconds": cpu_seconds(pid) - cpu0,
+            "peak_rss_bytes": peak_rss(pid)}
+
+
+def flink_error(e: Exception) -> str:
+    """The first line of what Flink raised."""
+    return str(e).strip().splitlines()[0][:160] if str(e).strip() else repr(e)
+
+
+def run_flink(queries, parallelisms, input_file: Path, events: int, warmup: list[str]):
     results = []
     # The JVM compiles Flink's code paths while it runs them; warm-up jobs (not reported) keep
     # that one-off cost out of the measured ones.
     runs = [(1, q, False) for q in warmup] + [
         (p, q, True) for p in parallelisms for q in queries]
     for p, q, measured in runs:
-        env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
-        conf = env.get_config()
-        conf.set("parallelism.default", str(p))
-        conf.set("table.local-time-zone", "UTC")
-        inserts = []
-        try:
-            for s in flink_statements(q, input_file):
-                if s.upper().startswith("INSERT"):
-                    inserts.append(s)
-                else:
-                    env.execute_sql(s)
-            pid = jvm_pid()
-            reset_peak_rss(pid)
-            cpu0 = cpu_seconds(pid)
-            t0 = time.monotonic()
-            stmt_set = env.create_statement_set()
-            for s in inserts:
-                stmt_set.add_insert_sql(s)
-            stmt_set.execute().wait()
-            seconds = time.monotonic() - t0
-            cpu = cpu_seconds(pid) - cpu0
-            results.append({
-                "engine": "flink", "query": q, "parallelism": p, "events": events,
-                "seconds": seconds, "events_per_sec": events / seconds, "cpu_seconds": cpu,
-                "events_per_sec_per_core": events / cpu if cpu > 0 else None,
-                "peak_rss_bytes": peak_rss(pid),
-            })
-        except Exception as e:  # Flink rejects the query: report it, go on
-            first = str(e).strip().splitlines()[0][:160] if str(e).strip() else repr(e)
-            results.append({"engine": "flink", "query": q, "parallelism": p, "error": first})
+        result = {"engine": "flink", "query": q, "parallelism": p}
+        try:  # a query Flink rejects is reported, and the others still run
+            job = run_flink_job(flink_statements(q, input_file), p)
+            cpu = job["cpu_seconds"]
+            result.update(job, events=events, events_per_sec=events / job["seconds"],
+                          events_per_sec_per_core=events / cpu if cpu > 0 else None)
+        except Exception as e:
+            result["error"] = flink_error(e)
         if not measured:
-            print(f"warm-up {q}: {json.dumps(results.pop())}", file=sys.stderr)
+            print(f"warm-up {q}: {json.dumps(result)}", file=sys.stderr)
             continue
-        print(json.dumps(results[-1]), file=sys.stderr)
+        results.append(result)
+        print(json.dumps(result), file=sys.stderr)
     return results
 
 
