@@ -613,7 +613,7 @@ impl Analyzer {
             None => results.push(nullable(TypeKind::Null)),
         }
         match types::common_type(&results) {
-            Some(t) => Typed::of(t),
+            Some(t) => Typed::of(case_timestamp_kind(t, &results)),
             None => {
                 if !results.iter().any(types::is_unknown)
                     && results.iter().any(|t| !types::is_null_type(t))
@@ -847,6 +847,25 @@ fn typed_literal_type(data_type: &sqlparser::ast::DataType, value: &Value) -> Da
         _ => return unknown(),
     };
     DataType::not_null(kind)
+}
+
+/// Flink types a `CASE` whose branches mix `TIMESTAMP` and `TIMESTAMP_LTZ` by the first of
+/// them: `common` (their common type, a `TIMESTAMP_LTZ`) becomes a `TIMESTAMP` when the first
+/// branch of either kind is a `TIMESTAMP`.
+fn case_timestamp_kind(common: DataType, branches: &[DataType]) -> DataType {
+    let TypeKind::TimestampLtz(p) = common.kind else {
+        return common;
+    };
+    let first = branches
+        .iter()
+        .find(|t| matches!(t.kind, TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_)));
+    match first.map(|t| &t.kind) {
+        Some(TypeKind::Timestamp(_)) => DataType {
+            kind: TypeKind::Timestamp(p),
+            ..common
+        },
+        _ => common,
+    }
 }
 
 #[cfg(test)]

@@ -32,10 +32,6 @@ const KNOWN: &[(&str, &str)] = &[
         "the common type of TIMESTAMP and TIMESTAMP_LTZ is TIMESTAMP in Flink, TIMESTAMP_LTZ in Riffle",
     ),
     (
-        "functions-conditional/timestamp_ltz_mixed_branches",
-        "analysis: a CASE mixing TIMESTAMP and TIMESTAMP_LTZ branches is typed TIMESTAMP_LTZ; Flink (and the planner) take the first branch's type",
-    ),
-    (
         "functions-temporal/interval_literals_and_arithmetic",
         "riffle-sql's interval types keep no resolution (INTERVAL SECOND(3), INTERVAL MONTH)",
     ),
