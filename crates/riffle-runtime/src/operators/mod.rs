@@ -457,16 +457,20 @@ fn project(
     schema: &SchemaRef,
     batch: &RecordBatch,
 ) -> Result<Vec<ArrayRef>, RuntimeError> {
-    let mut columns = Vec::with_capacity(projection.len());
-    for (expr, field) in projection.iter().zip(schema.fields()) {
-        let array = evaluate(expr, batch)?;
-        columns.push(if array.data_type() == field.data_type() {
-            array
-        } else {
-            cast(&array, field.data_type())?
-        });
-    }
-    Ok(columns)
+    projection
+        .iter()
+        .zip(schema.fields())
+        .map(|(expr, field)| of_field_type(evaluate(expr, batch)?, field))
+        .collect()
+}
+
+/// `array` as the type of the output column `field` (cast when the expression's type differs).
+fn of_field_type(array: ArrayRef, field: &ArrowField) -> Result<ArrayRef, RuntimeError> {
+    Ok(if array.data_type() == field.data_type() {
+        array
+    } else {
+        cast(&array, field.data_type())?
+    })
 }
 
 /// Filter + projection.
@@ -708,11 +712,7 @@ impl StreamOperator for Calc {
                 Some(first) => first.evaluate(&batch)?,
                 None => evaluate(expr, &batch)?,
             };
-            columns.push(if array.data_type() == field.data_type() {
-                array
-            } else {
-                cast(&array, field.data_type())?
-            });
+            columns.push(of_field_type(array, field)?);
         }
         let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
         let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
