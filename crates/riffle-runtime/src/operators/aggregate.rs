@@ -254,11 +254,7 @@ impl RowsOut {
         let mut arrays = Vec::with_capacity(self.columns.len());
         for (column, field) in self.columns.into_iter().zip(schema.fields()) {
             let array = ScalarValue::iter_to_array(column)?;
-            arrays.push(if array.data_type() == field.data_type() {
-                array
-            } else {
-                arrow::compute::cast(&array, field.data_type())?
-            });
+            arrays.push(super::of_field_type(array, field)?);
         }
         let options = RecordBatchOptions::new().with_row_count(Some(self.kinds.len()));
         let batch = RecordBatch::try_new_with_options(schema.clone(), arrays, &options)?;
@@ -481,13 +477,7 @@ impl WindowAggregate {
         columns
             .into_iter()
             .zip(self.schema.fields())
-            .map(|(column, field)| {
-                Ok(if column.data_type() == field.data_type() {
-                    column
-                } else {
-                    arrow::compute::cast(&column, field.data_type())?
-                })
-            })
+            .map(|(column, field)| super::of_field_type(column, field))
             .collect()
     }
 
@@ -646,11 +636,7 @@ impl StreamOperator for WindowAggregate {
                 .zip(self.schema.fields().iter().skip(self.keys.len()))
             {
                 let array = ScalarValue::iter_to_array(column)?;
-                columns.push(if array.data_type() == field.data_type() {
-                    array
-                } else {
-                    arrow::compute::cast(&array, field.data_type())?
-                });
+                columns.push(super::of_field_type(array, field)?);
             }
             let options = RecordBatchOptions::new().with_row_count(Some(groups.len()));
             let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;

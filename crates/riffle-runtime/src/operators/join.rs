@@ -804,11 +804,7 @@ impl Join {
         };
         let mut arrays = Vec::with_capacity(columns.len());
         for (array, field) in columns.into_iter().zip(self.schema.fields()) {
-            arrays.push(if array.data_type() == field.data_type() {
-                array
-            } else {
-                arrow::compute::cast(&array, field.data_type())?
-            });
+            arrays.push(super::of_field_type(array, field)?);
         }
         let options = RecordBatchOptions::new().with_row_count(Some(n));
         let batch = RecordBatch::try_new_with_options(self.schema.clone(), arrays, &options)?;

@@ -63,11 +63,7 @@ impl Compiled {
                 v
             };
             let array = v.to_array()?;
-            columns.push(if array.data_type() == field.data_type() {
-                array
-            } else {
-                arrow::compute::cast(&array, field.data_type())?
-            });
+            columns.push(super::of_field_type(array, field)?);
         }
         let options = RecordBatchOptions::new().with_row_count(Some(1));
         let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;

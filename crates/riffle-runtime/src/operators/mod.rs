@@ -1178,11 +1178,7 @@ pub fn values(
         for ((sql, column), field) in row.iter().zip(columns.iter_mut()).zip(runtime.fields()) {
             let expr = session.physical_expr(sql, &empty)?;
             let array = evaluate(&expr, &one_row)?;
-            column.push(if array.data_type() == field.data_type() {
-                array
-            } else {
-                cast(&array, field.data_type())?
-            });
+            column.push(of_field_type(array, field)?);
         }
     }
     let batch = if subtask == 0 && !rows.is_empty() {
