@@ -62,28 +62,35 @@ pub fn describe(op: &Operator) -> String {
             window,
             time_column,
             processing_time,
+            slice,
         } => {
             let time = if *processing_time {
                 "proctime"
             } else {
                 "time_col"
             };
-            format!("WindowAssign(window=[{window:?}], {time}=[{time_column}])")
+            let slice = slice.map_or(String::new(), |ms| format!(", slice=[{ms} ms]"));
+            format!("WindowAssign(window=[{window:?}], {time}=[{time_column}]{slice})")
         }
         OperatorKind::WindowAggregate {
             keys,
             window_end,
             aggregates,
+            slices,
             ..
         } => format!(
-            "WindowAggregate(groupBy=[{}], window_end=[{}], select=[{}])",
+            "WindowAggregate(groupBy=[{}], window_end=[{}], select=[{}]{})",
             columns(op, keys),
             column(op, *window_end),
             aggregates
                 .iter()
                 .map(|a| a.name.clone())
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            slices.map_or(String::new(), |s| format!(
+                ", merges=[{:?} of {} ms slices]",
+                s.window, s.slice
+            ))
         ),
         OperatorKind::SessionWindowAggregate {
             keys,

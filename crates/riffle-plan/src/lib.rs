@@ -25,6 +25,7 @@ mod read_columns;
 mod reuse;
 pub mod rust_udf;
 pub mod session;
+mod slicing;
 pub mod snapshot;
 pub mod types;
 pub mod udf;
@@ -34,7 +35,7 @@ pub use functions::{decimal_of_double, double_of_decimal, now_ms, LocalZone};
 pub use graph::{
     arrow_schema, join_fields, AggregateCall, AggregateFunction, ChangelogMode, ConnectorSpec,
     Edge, Field, JobGraph, JoinSpec, JoinType, MetadataColumn, NamedExpr, Operator, OperatorId,
-    OperatorKind, Partitioning, SliceTriggers, SortKey, UserAggregate, WindowSpec,
+    OperatorKind, Partitioning, SharedSlices, SliceTriggers, SortKey, UserAggregate, WindowSpec,
 };
 pub use planner::{plan_analyzed, plan_script, COLLECT_CONNECTOR, PLAN_ERROR, UNSUPPORTED};
 pub use session::FlinkSession;

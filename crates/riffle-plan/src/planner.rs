@@ -822,6 +822,7 @@ impl Planner {
             config,
             functions: self.functions.clone(),
         });
+        crate::slicing::share_slices(&mut graph, &self.session);
         crate::read_columns::mark_read_columns(&mut graph, &self.session);
         Ok(graph)
     }
@@ -1933,6 +1934,7 @@ impl GraphBuilder<'_> {
                                 window: tvf.spec,
                                 time_column: tvf.time_column,
                                 processing_time,
+                                slice: None,
                             },
                             self.parallelism,
                             schema,
@@ -2682,6 +2684,7 @@ impl GraphBuilder<'_> {
                         aggregates,
                         local_bounds,
                         flush_points,
+                        slices: None,
                     },
                     self.parallelism,
                     schema,

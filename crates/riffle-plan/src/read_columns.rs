@@ -207,14 +207,14 @@ fn passed_on(output: &Columns, width: usize) -> Columns {
 }
 
 /// Expressions over one operator input, planned to find the columns they read.
-struct Exprs<'a> {
+pub(crate) struct Exprs<'a> {
     fields: &'a [Field],
     schema: DFSchema,
     session: &'a FlinkSession,
 }
 
 impl<'a> Exprs<'a> {
-    fn new(fields: &'a [Field], session: &'a FlinkSession) -> Option<Self> {
+    pub(crate) fn new(fields: &'a [Field], session: &'a FlinkSession) -> Option<Self> {
         let schema = DFSchema::try_from(arrow_schema(fields).ok()?).ok()?;
         Some(Exprs {
             fields,
@@ -245,6 +245,23 @@ impl<'a> Exprs<'a> {
             Ok(TreeNodeRecursion::Continue)
         });
         (!unknown).then_some(())
+    }
+
+    /// The input column `sql` is, when it is nothing but a column (`None` otherwise, or when
+    /// the text does not plan).
+    pub(crate) fn plain_column(&self, sql: &str) -> Option<usize> {
+        let expr = self.session.logical_from_sql(sql, &self.schema).ok()?;
+        match self.path_of(&expr)? {
+            (index, path) if path.is_empty() => Some(index),
+            _ => None,
+        }
+    }
+
+    /// Which input columns `sql` reads (`None` when the text does not plan).
+    pub(crate) fn columns_read(&self, sql: &str) -> Option<Vec<bool>> {
+        let mut columns = vec![None; self.fields.len()];
+        self.read_by(sql, Usage::Whole, &mut columns)?;
+        Some(columns.iter().map(Option::is_some).collect())
     }
 
     /// The column and field path `expr` reads, when it is a column or a chain of field accesses

@@ -168,6 +168,21 @@ pub fn assign_windows(spec: &WindowSpec, ts: i64, out: &mut Vec<(i64, i64)>) {
     }
 }
 
+/// The tumbling windows of `length` that slice the windows of `spec` (with its offset), for a
+/// window aggregation that shares slices.
+pub fn slices_of(spec: &WindowSpec, length: i64) -> WindowSpec {
+    let offset = match *spec {
+        WindowSpec::Tumble { offset, .. }
+        | WindowSpec::Hop { offset, .. }
+        | WindowSpec::Cumulate { offset, .. } => offset,
+        WindowSpec::Session { .. } => 0,
+    };
+    WindowSpec::Tumble {
+        size: length,
+        offset,
+    }
+}
+
 /// The first instant after `ts` at which a window of `spec` ends (in the same time base as
 /// `ts`); `None` for SESSION, whose ends depend on the rows. Processing-time windows fire then.
 pub fn next_window_end(spec: &WindowSpec, ts: i64) -> Option<i64> {

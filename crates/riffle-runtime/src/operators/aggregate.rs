@@ -8,11 +8,11 @@ use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use arrow::row::{OwnedRow, RowConverter};
-use datafusion::common::hash_map::EntryRef;
+use datafusion::common::hash_map::{Entry, EntryRef};
 use datafusion::common::{HashMap as FastMap, ScalarValue};
 use riffle_connectors::{ChangeBatch, RowKind};
-use riffle_plan::window::window_start;
-use riffle_plan::{AggregateCall, LocalZone, SliceTriggers};
+use riffle_plan::window::{next_window_end, window_start};
+use riffle_plan::{AggregateCall, LocalZone, SharedSlices, SliceTriggers, WindowSpec};
 
 use super::{millis, Emit, StreamOperator};
 use riffle_jvm::JavaAggregateFunction;
@@ -114,23 +114,28 @@ impl Calls {
     }
 
     fn fresh(&self) -> Result<Vec<Accumulator>, RuntimeError> {
-        self.calls
-            .iter()
-            .zip(&self.arg_types)
-            .zip(&self.user)
-            .map(|((c, t), user)| match user {
-                Some(f) => f.accumulator(),
+        let mut accs = Vec::with_capacity(self.calls.len());
+        self.push_fresh(&mut accs)?;
+        Ok(accs)
+    }
+
+    /// Appends a fresh accumulator per call to `accs`.
+    fn push_fresh(&self, accs: &mut Vec<Accumulator>) -> Result<(), RuntimeError> {
+        for ((c, t), user) in self.calls.iter().zip(&self.arg_types).zip(&self.user) {
+            accs.push(match user {
+                Some(f) => f.accumulator()?,
                 None => {
                     let acc = Accumulator::new(c.function, c.distinct, t.as_ref())
                         .with_separator(c.separator.as_deref());
-                    Ok(if self.append_only {
+                    if self.append_only {
                         acc.append_only()
                     } else {
                         acc
-                    })
+                    }
                 }
-            })
-            .collect()
+            });
+        }
+        Ok(())
     }
 
     /// Applies row `row` of `batch` to `accs` (adding or retracting).
@@ -297,6 +302,19 @@ pub(crate) fn key_columns(batch: &RecordBatch, keys: &[usize]) -> Vec<ArrayRef> 
         .collect()
 }
 
+/// `rows` copies of the time `millis` (milliseconds, in the time base of the window bounds)
+/// as an array of the timestamp type `data_type`.
+fn time_column(millis: i64, rows: usize, data_type: &DataType) -> Result<ArrayRef, RuntimeError> {
+    let DataType::Timestamp(_, zone) = data_type else {
+        return Err(RuntimeError::new(format!(
+            "window bound column of type {data_type} is not a timestamp"
+        )));
+    };
+    let column = arrow::array::TimestampMillisecondArray::from(vec![millis; rows])
+        .with_timezone_opt(zone.clone());
+    Ok(arrow::compute::cast(&column, data_type)?)
+}
+
 /// The column types of `schema`.
 pub(super) fn field_types(schema: &SchemaRef) -> Vec<DataType> {
     schema
@@ -327,18 +345,48 @@ struct Group {
 /// rows of windows that already fired are dropped as late.
 pub struct WindowAggregate {
     keys: Vec<usize>,
+    /// The group key columns a group's encoded key holds: every key, except the window bounds
+    /// when sharing slices (they are the window's).
+    encoded: Vec<usize>,
+    /// The types of the `encoded` columns.
     key_types: Vec<DataType>,
     window_end: usize,
     calls: Calls,
     converter: RowConverter,
-    /// Groups per window end, keyed by the encoded group key (a fast non-keyed hasher: the
-    /// keys are the job's own data, hashed once per row).
+    /// Groups per window end (per slice end when sharing slices), keyed by the encoded group
+    /// key (a fast non-keyed hasher: the keys are the job's own data, hashed once per row).
     windows: BTreeMap<i64, FastMap<Vec<u8>, Group>>,
+    /// Set when the input carries rows per slice (see [`SharedSlices`]).
+    slicing: Option<Slicing>,
     watermark: i64,
     schema: SchemaRef,
     clock: WindowClock,
     /// Rows not yet put into their windows (window TVFs only; see [`SliceBuffer`]).
     buffer: Option<SliceBuffer>,
+}
+
+/// The slices of a window aggregation that shares them (see [`SharedSlices`]).
+#[derive(Debug, Clone, Copy)]
+struct Slicing {
+    window: WindowSpec,
+    slice: i64,
+    size: i64,
+    slide: i64,
+    /// Positions of `window_start` and `window_end` among the group keys.
+    bounds: [usize; 2],
+}
+
+impl Slicing {
+    /// The end of the first window holding the slice ending at `end`.
+    fn first_window(&self, end: i64) -> i64 {
+        next_window_end(&self.window, end.saturating_sub(1)).unwrap_or(i64::MAX)
+    }
+
+    /// The end of the last window holding the slice ending at `end`.
+    fn last_window(&self, end: i64) -> i64 {
+        next_window_end(&self.window, end - self.slice + self.size)
+            .map_or(i64::MAX, |next| next - self.slide)
+    }
 }
 
 /// Flink's slicing window operator (window TVF aggregations) buffers incoming rows and puts them
@@ -411,13 +459,44 @@ impl WindowAggregate {
         input: &SchemaRef,
         schema: SchemaRef,
         clock: WindowClock,
+        slices: Option<SharedSlices>,
     ) -> Result<Self, RuntimeError> {
-        let types: Vec<DataType> = keys
+        let slicing = match slices {
+            Some(shared) => {
+                let WindowSpec::Hop { slide, size, .. } = shared.window else {
+                    return Err(RuntimeError::new(
+                        "only hopping windows share slices in a window aggregation",
+                    ));
+                };
+                let position = |column: usize| {
+                    keys.iter().position(|k| *k == column).ok_or_else(|| {
+                        RuntimeError::new("a window bound of shared slices is not a group key")
+                    })
+                };
+                Some(Slicing {
+                    window: shared.window,
+                    slice: shared.slice.max(1),
+                    size,
+                    slide,
+                    bounds: [position(shared.window_start)?, position(window_end)?],
+                })
+            }
+            None => None,
+        };
+        let encoded: Vec<usize> = keys
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| slicing.is_none_or(|s| !s.bounds.contains(i)))
+            .map(|(_, k)| *k)
+            .collect();
+        let types: Vec<DataType> = encoded
             .iter()
             .filter_map(|k| input.fields().get(*k).map(|f| f.data_type().clone()))
             .collect();
         Ok(Self {
             keys: keys.to_vec(),
+            encoded,
+            slicing,
             window_end,
             calls: Calls::new(calls, input, &schema, keys.len())?.appending(),
             converter: group_converter(&types)?,
@@ -464,21 +543,152 @@ impl WindowAggregate {
         self.calls.update(&mut group.accs, batch, row, true)
     }
 
-    /// The key columns of the groups whose encoded keys are `rows`, with the output's types
-    /// (none for a global aggregation, whose encoded key is a constant).
+    /// The `encoded` key columns of the groups whose encoded keys are `rows` (none for a
+    /// global aggregation, whose encoded key is a constant).
     fn decode_keys(&self, rows: &[&[u8]]) -> Result<Vec<ArrayRef>, RuntimeError> {
-        if self.keys.is_empty() {
+        if self.encoded.is_empty() {
             return Ok(Vec::new());
         }
         let parser = self.converter.parser();
-        let columns = self
+        Ok(self
             .converter
-            .convert_rows(rows.iter().map(|r| parser.parse(r)))?;
-        columns
+            .convert_rows(rows.iter().map(|r| parser.parse(r)))?)
+    }
+
+    /// The watermark at which the first window holding rows of the window (or slice) ending
+    /// at `end` fires.
+    fn first_fire(&self, end: i64) -> i64 {
+        self.clock
+            .fires_at(self.slicing.map_or(end, |s| s.first_window(end)))
+    }
+
+    /// The watermark at which the last window holding rows of the window (or slice) ending
+    /// at `end` fires: a row is late once it has passed.
+    fn last_fire(&self, end: i64) -> i64 {
+        self.clock
+            .fires_at(self.slicing.map_or(end, |s| s.last_window(end)))
+    }
+
+    /// Emits one window's groups (encoded keys and accumulators) as one batch: keys decoded at
+    /// once, one column of values per call. `bounds` are the window's start and end when
+    /// sharing slices (the group keys do not hold them then).
+    fn emit_groups(
+        &self,
+        keys: &[&[u8]],
+        accs: &[&[Accumulator]],
+        bounds: Option<[i64; 2]>,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        let mut decoded = self.decode_keys(keys)?.into_iter();
+        let mut columns = Vec::with_capacity(self.schema.fields().len());
+        for (i, field) in self
+            .schema
+            .fields()
+            .iter()
+            .take(self.keys.len())
+            .enumerate()
+        {
+            let bound = self
+                .slicing
+                .zip(bounds)
+                .and_then(|(s, bounds)| s.bounds.iter().position(|b| *b == i).map(|j| bounds[j]));
+            let column = match bound {
+                Some(value) => time_column(value, keys.len(), field.data_type())?,
+                None => decoded
+                    .next()
+                    .ok_or_else(|| RuntimeError::new("window aggregation key out of range"))?,
+            };
+            columns.push(super::of_field_type(column, field)?);
+        }
+        let mut values: Vec<Vec<ScalarValue>> = (0..self.calls.calls.len())
+            .map(|_| Vec::with_capacity(keys.len()))
+            .collect();
+        for group in accs {
+            for ((acc, t), column) in group.iter().zip(&self.calls.out_types).zip(&mut values) {
+                column.push(acc.value(t)?);
+            }
+        }
+        for (column, field) in values
             .into_iter()
-            .zip(self.schema.fields())
-            .map(|(column, field)| super::of_field_type(column, field))
-            .collect()
+            .zip(self.schema.fields().iter().skip(self.keys.len()))
+        {
+            let array = ScalarValue::iter_to_array(column)?;
+            columns.push(super::of_field_type(array, field)?);
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(keys.len()));
+        let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
+        out.push(Emit::Data(ChangeBatch::inserts(batch)));
+        Ok(())
+    }
+
+    /// Emits the window `(start, end]`: the accumulators of its slices merged, oldest slice
+    /// first, into fresh ones per group.
+    fn merge_slices(&self, start: i64, end: i64, out: &mut Vec<Emit>) -> Result<(), RuntimeError> {
+        // The window's groups in order of first appearance, their accumulators side by
+        // side in one vector (`width` per group).
+        let width = self.calls.calls.len();
+        let mut positions: FastMap<&[u8], usize> = FastMap::default();
+        let mut keys: Vec<&[u8]> = Vec::new();
+        let mut merged: Vec<Accumulator> = Vec::new();
+        for groups in self.windows.range(start + 1..=end).map(|(_, g)| g) {
+            for (key, group) in groups {
+                let position = match positions.entry(key.as_slice()) {
+                    Entry::Occupied(e) => *e.get(),
+                    Entry::Vacant(e) => {
+                        keys.push(key);
+                        self.calls.push_fresh(&mut merged)?;
+                        *e.insert(keys.len() - 1)
+                    }
+                };
+                let accs = &mut merged[position * width..(position + 1) * width];
+                for (acc, other) in accs.iter_mut().zip(&group.accs) {
+                    acc.merge(other)?;
+                }
+            }
+        }
+        if !keys.is_empty() {
+            let accs: Vec<&[Accumulator]> = if width == 0 {
+                vec![&[]; keys.len()]
+            } else {
+                merged.chunks(width).collect()
+            };
+            self.emit_groups(&keys, &accs, Some([start, end]), out)?;
+        }
+        Ok(())
+    }
+
+    /// Fires, oldest first, the windows due by `watermark` that had not fired by `previous`:
+    /// each merges the accumulators of its slices, oldest slice first, into fresh ones (as
+    /// Flink's slicing operator does); slices no later window holds are dropped.
+    fn fire_slices(
+        &mut self,
+        slicing: Slicing,
+        previous: i64,
+        watermark: i64,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), RuntimeError> {
+        // The end of the last window fired here.
+        let mut fired = i64::MIN;
+        while let Some(&oldest) = self.windows.keys().next() {
+            let mut end = slicing.first_window(oldest);
+            while self.clock.fires_at(end) <= previous || end <= fired {
+                end = end.saturating_add(slicing.slide);
+            }
+            if self.clock.fires_at(end) > watermark {
+                break;
+            }
+            let start = end - slicing.size;
+            self.merge_slices(start, end, out)?;
+            fired = end;
+            let last_needed = end + slicing.slide - slicing.size;
+            while let Some(entry) = self.windows.first_entry() {
+                if *entry.key() > last_needed {
+                    break;
+                }
+                entry.remove();
+            }
+        }
+        Ok(())
     }
 
     /// Puts the buffered rows into their windows; a row whose window was due by the watermark
@@ -491,9 +701,9 @@ impl WindowAggregate {
         for (batch, entries) in std::mem::take(&mut buffer.rows) {
             let rows = self
                 .converter
-                .convert_columns(&key_columns(&batch, &self.keys))?;
+                .convert_columns(&key_columns(&batch, &self.encoded))?;
             for (row, end) in entries {
-                if self.clock.fires_at(end) > previous {
+                if self.last_fire(end) > previous {
                     self.accumulate(&batch, row, rows.row(row).data(), end)?;
                 }
             }
@@ -571,25 +781,24 @@ impl StreamOperator for WindowAggregate {
             return Err(RuntimeError::new("window_end column out of range"));
         };
         let ends = millis(end_column)?;
-        let live = (0..batch.num_rows()).filter_map(|row| {
-            let end = ends.is_valid(row).then(|| ends.value(row))?;
-            // Late: the window already fired.
-            (self.clock.fires_at(end) > self.watermark).then_some((row, end))
-        });
-        if let Some(buffer) = self.buffer.as_mut() {
-            let entries: Vec<(usize, i64)> = live.collect();
-            for (_, end) in &entries {
-                buffer.first_due = buffer.first_due.min(self.clock.fires_at(*end));
-            }
-            if !entries.is_empty() {
-                buffer.rows.push((batch, entries));
+        let live: Vec<(usize, i64)> = (0..batch.num_rows())
+            .filter_map(|row| {
+                let end = ends.is_valid(row).then(|| ends.value(row))?;
+                // Late: the (last) window already fired.
+                (self.last_fire(end) > self.watermark).then_some((row, end))
+            })
+            .collect();
+        if self.buffer.is_some() {
+            let first_due = live.iter().map(|(_, end)| self.first_fire(*end)).min();
+            if let (Some(buffer), Some(due)) = (self.buffer.as_mut(), first_due) {
+                buffer.first_due = buffer.first_due.min(due);
+                buffer.rows.push((batch, live));
             }
             return Ok(());
         }
-        let live: Vec<(usize, i64)> = live.collect();
         let rows = self
             .converter
-            .convert_columns(&key_columns(&batch, &self.keys))?;
+            .convert_columns(&key_columns(&batch, &self.encoded))?;
         for (row, end) in live {
             self.accumulate(&batch, row, rows.row(row).data(), end)?;
         }
@@ -607,6 +816,11 @@ impl StreamOperator for WindowAggregate {
             }
         }
         self.watermark = watermark;
+        if let Some(slicing) = self.slicing {
+            self.fire_slices(slicing, previous, watermark, out)?;
+            out.push(Emit::Watermark(watermark));
+            return Ok(());
+        }
         while let Some(entry) = self.windows.first_entry() {
             if self.clock.fires_at(*entry.key()) > watermark {
                 break;
@@ -615,32 +829,11 @@ impl StreamOperator for WindowAggregate {
             if groups.is_empty() {
                 continue;
             }
-            // One batch per window: keys decoded at once, one column of values per call.
-            let rows: Vec<&[u8]> = groups.keys().map(Vec::as_slice).collect();
-            let mut columns = self.decode_keys(&rows)?;
-            let mut values: Vec<Vec<ScalarValue>> = (0..self.calls.calls.len())
-                .map(|_| Vec::with_capacity(groups.len()))
-                .collect();
-            for group in groups.values() {
-                for ((acc, t), column) in group
-                    .accs
-                    .iter()
-                    .zip(&self.calls.out_types)
-                    .zip(&mut values)
-                {
-                    column.push(acc.value(t)?);
-                }
-            }
-            for (column, field) in values
-                .into_iter()
-                .zip(self.schema.fields().iter().skip(self.keys.len()))
-            {
-                let array = ScalarValue::iter_to_array(column)?;
-                columns.push(super::of_field_type(array, field)?);
-            }
-            let options = RecordBatchOptions::new().with_row_count(Some(groups.len()));
-            let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
-            out.push(Emit::Data(ChangeBatch::inserts(batch)));
+            let (keys, accs): (Vec<&[u8]>, Vec<&[Accumulator]>) = groups
+                .iter()
+                .map(|(key, group)| (key.as_slice(), group.accs.as_slice()))
+                .unzip();
+            self.emit_groups(&keys, &accs, None, out)?;
         }
         out.push(Emit::Watermark(watermark));
         Ok(())
@@ -1303,6 +1496,7 @@ mod tests {
                         &windowed_input(),
                         schema.clone(),
                         WindowClock(None),
+                        None,
                     )
                     .expect("operator"),
                 ) as Box<dyn StreamOperator>

@@ -246,6 +246,7 @@ pub fn create(
             window,
             time_column,
             processing_time,
+            slice,
         } => {
             // Windows over a TIMESTAMP_LTZ time attribute are laid out in the session time zone.
             let ltz = matches!(
@@ -255,7 +256,9 @@ pub fn create(
             let zone = session.local_zone();
             let read = columns_read(op, consumers, session)?;
             Box::new(WindowAssign {
-                spec: *window,
+                spec: slice.map_or(*window, |length| {
+                    riffle_plan::window::slices_of(window, length)
+                }),
                 time_column: *time_column,
                 unread: read.map(|read| {
                     (0..input.fields().len())
@@ -274,6 +277,7 @@ pub fn create(
             aggregates,
             local_bounds,
             flush_points,
+            slices,
         } => {
             let clock = window_clock(session, *local_bounds);
             let mut op = aggregate::WindowAggregate::new(
@@ -283,6 +287,7 @@ pub fn create(
                 &input,
                 schema,
                 clock,
+                *slices,
             )?;
             if let Some(points) = flush_points {
                 op = op.buffered(*points);
@@ -1407,6 +1412,188 @@ mod tests {
         assert_eq!(strings(1), [None, None, None, None]);
         let used: Vec<Option<String>> = ["x", "x", "y", "y"].map(|s| Some(s.to_string())).into();
         assert_eq!(strings(2), used);
+    }
+
+    /// Rows of `(key, value, time)` or a watermark, fed to both pipelines of
+    /// [`sharing_slices_gives_what_every_window_gives`].
+    enum Feed {
+        Rows(Vec<(i64, i64, i64)>),
+        Watermark(i64),
+    }
+
+    /// A HOP assigner feeding a window aggregation: with `sliced`, the assigner puts each row into
+    /// its slice and the aggregation merges slices; otherwise every window gets the row.
+    fn hop_pipeline(sliced: bool, buffered: bool) -> (WindowAssign, aggregate::WindowAggregate) {
+        use riffle_plan::{AggregateCall, AggregateFunction, SharedSlices};
+        let ts = DataType::Timestamp(arrow::datatypes::TimeUnit::Millisecond, None);
+        let hop = WindowSpec::Hop {
+            slide: 4,
+            size: 10,
+            offset: 1,
+        };
+        let slice = riffle_plan::window::slice_triggers(&hop).expect("hop slices");
+        let mut fields = vec![
+            ArrowField::new("k", DataType::Int64, true),
+            ArrowField::new("v", DataType::Int64, true),
+            ArrowField::new("t", ts.clone(), true),
+        ];
+        for name in ["window_start", "window_end", "window_time"] {
+            fields.push(ArrowField::new(name, ts.clone(), false));
+        }
+        let assigned = Arc::new(Schema::new(fields));
+        let assign = WindowAssign {
+            spec: if sliced {
+                riffle_plan::window::slices_of(&hop, slice.length)
+            } else {
+                hop
+            },
+            time_column: 2,
+            unread: None,
+            schema: assigned.clone(),
+            windows: Vec::new(),
+            zone: None,
+            clock: None,
+        };
+        let call = |function, arg, name: &str| AggregateCall {
+            function,
+            arg,
+            distinct: false,
+            filter: None,
+            name: name.into(),
+            data_type: "BIGINT".into(),
+            user: None,
+            separator: None,
+        };
+        let output = Arc::new(Schema::new(vec![
+            ArrowField::new("window_start", ts.clone(), false),
+            ArrowField::new("k", DataType::Int64, true),
+            ArrowField::new("window_end", ts, false),
+            ArrowField::new("n", DataType::Int64, false),
+            ArrowField::new("s", DataType::Int64, true),
+            ArrowField::new("m", DataType::Int64, true),
+            ArrowField::new("a", DataType::Int64, true),
+        ]));
+        let mut aggregate = aggregate::WindowAggregate::new(
+            &[3, 0, 4],
+            4,
+            &[
+                call(AggregateFunction::CountStar, None, "n"),
+                call(AggregateFunction::Sum, Some(1), "s"),
+                call(AggregateFunction::Max, Some(1), "m"),
+                call(AggregateFunction::Avg, Some(1), "a"),
+            ],
+            &assigned,
+            output,
+            aggregate::WindowClock(None),
+            sliced.then_some(SharedSlices {
+                window: hop,
+                slice: slice.length,
+                window_start: 3,
+            }),
+        )
+        .expect("aggregate");
+        if buffered {
+            aggregate = aggregate.buffered(slice);
+        }
+        (assign, aggregate)
+    }
+
+    /// What a HOP pipeline emits for `feed`: per watermark, the rows it released (sorted: the
+    /// order of groups within a window is the hash map's), then the watermark.
+    fn hop_output(sliced: bool, buffered: bool, feed: &[Feed]) -> Vec<String> {
+        use super::join::tests::lines;
+        use arrow::array::Int64Array;
+        let (mut assign, mut aggregate) = hop_pipeline(sliced, buffered);
+        let input = Arc::new(Schema::new(vec![
+            ArrowField::new("k", DataType::Int64, true),
+            ArrowField::new("v", DataType::Int64, true),
+            ArrowField::new(
+                "t",
+                DataType::Timestamp(arrow::datatypes::TimeUnit::Millisecond, None),
+                true,
+            ),
+        ]));
+        let mut released = Vec::new();
+        let mut pending = Vec::new();
+        for step in feed {
+            let mut assigned = Vec::new();
+            match step {
+                Feed::Rows(rows) => {
+                    let batch = RecordBatch::try_new(
+                        input.clone(),
+                        vec![
+                            Arc::new(Int64Array::from_iter(rows.iter().map(|r| Some(r.0)))),
+                            Arc::new(Int64Array::from_iter(rows.iter().map(|r| Some(r.1)))),
+                            Arc::new(TimestampMillisecondArray::from_iter(
+                                rows.iter().map(|r| Some(r.2)),
+                            )),
+                        ],
+                    )
+                    .expect("batch");
+                    assign
+                        .process(0, ChangeBatch::inserts(batch), &mut assigned)
+                        .expect("assign");
+                }
+                Feed::Watermark(w) => assign.watermark(*w, &mut assigned).expect("watermark"),
+            }
+            let mut out = Vec::new();
+            for emit in assigned {
+                match emit {
+                    Emit::Data(batch) => aggregate.process(0, batch, &mut out),
+                    Emit::Watermark(w) => aggregate.watermark(w, &mut out),
+                }
+                .expect("aggregate");
+            }
+            for line in lines(&out) {
+                if line.starts_with("WM") {
+                    pending.sort();
+                    released.append(&mut pending);
+                    released.push(line);
+                } else {
+                    pending.push(line);
+                }
+            }
+        }
+        released
+    }
+
+    /// Merging per-slice accumulators gives each window what accumulating the window's rows
+    /// gives, late rows (whose first windows fired already) and the slicing buffer included.
+    #[test]
+    fn sharing_slices_gives_what_every_window_gives() {
+        // A small linear congruential generator: rows with times mostly rising, some late.
+        let mut seed: u64 = 7;
+        let mut next = |bound: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % bound
+        };
+        let mut feed = Vec::new();
+        let mut clock = 0i64;
+        for _ in 0..40 {
+            let rows: Vec<(i64, i64, i64)> = (0..next(6))
+                .map(|_| {
+                    let t = clock + next(9) as i64 - 6;
+                    (next(4) as i64, next(100) as i64 - 50, t)
+                })
+                .collect();
+            feed.push(Feed::Rows(rows));
+            clock += next(5) as i64;
+            if next(3) == 0 {
+                feed.push(Feed::Watermark(clock - 3));
+            }
+        }
+        feed.push(Feed::Watermark(i64::MAX));
+        for buffered in [false, true] {
+            let every_window = hop_output(false, buffered, &feed);
+            let slices = hop_output(true, buffered, &feed);
+            assert!(
+                every_window.iter().filter(|l| l.starts_with("+I")).count() > 40,
+                "{every_window:?}"
+            );
+            assert_eq!(slices, every_window, "buffered: {buffered}");
+        }
     }
 
     /// A processing-time assigner puts rows in the wall clock's window, replaces the input's
