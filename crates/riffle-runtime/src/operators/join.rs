@@ -258,74 +258,177 @@ impl PairCondition {
     }
 }
 
-/// A stored row: its columns in Arrow's row format, how many copies of it are held, and
-/// (outer and semi/anti sides) how many rows of the other side it matches.
+/// A stored row: where its columns (in Arrow's row format) are in its side's arena, the next
+/// row of its key, how many copies of it are held, and (outer and semi/anti sides) how many
+/// rows of the other side it matches.
 struct Stored {
-    row: Box<[u8]>,
+    offset: usize,
+    len: usize,
+    /// The slot of the next row of the same key (or of the next free slot), [`NONE`] at the end.
+    next: usize,
     count: usize,
     associations: usize,
 }
 
+/// The end of a chain of slots.
+const NONE: usize = usize::MAX;
+
+/// Longest join key kept inline in the key map (an encoded number takes 9 bytes).
+const INLINE_KEY: usize = 22;
+
+/// A join key as held by the key map: short keys inline, so that finding one compares bytes
+/// held in the map itself and dropping the map frees nothing per key.
+enum Key {
+    Inline { len: u8, bytes: [u8; INLINE_KEY] },
+    Heap(Box<[u8]>),
+}
+
+impl Key {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Key::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Key::Heap(bytes) => bytes,
+        }
+    }
+}
+
+impl From<&[u8]> for Key {
+    fn from(key: &[u8]) -> Self {
+        match u8::try_from(key.len()) {
+            Ok(len) if key.len() <= INLINE_KEY => {
+                let mut bytes = [0; INLINE_KEY];
+                bytes[..key.len()].copy_from_slice(key);
+                Key::Inline { len, bytes }
+            }
+            _ => Key::Heap(Box::from(key)),
+        }
+    }
+}
+
+// Hashed and compared as its bytes, so that the map is searched with borrowed bytes.
+impl std::borrow::Borrow<[u8]> for Key {
+    fn borrow(&self) -> &[u8] {
+        self.bytes()
+    }
+}
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.bytes().hash(state);
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes() == other.bytes()
+    }
+}
+
+impl Eq for Key {}
+
 /// The rows of one join side by join key (in memory; the seam for a keyed state backend).
 ///
-/// Rows are kept in Arrow's row format: one compact allocation per distinct row instead of a
-/// `ScalarValue` per column, compared byte-wise, and encoded exactly as [`ScalarCodec`](crate::state_codec::ScalarCodec) encodes
-/// a row, so checkpoints keep their format.
+/// Rows are kept in Arrow's row format, encoded exactly as [`ScalarCodec`](crate::state_codec::ScalarCodec)
+/// encodes a row (so checkpoints keep their format), back to back in one arena: storing a row
+/// is a copy and dropping the state a few frees. Each row has a slot in one slab; the rows of a
+/// key are chained through their slots in arrival order (the order joined rows are emitted in).
+/// Removed rows leave their bytes in the arena until garbage makes up half of it.
 struct SideRows {
     /// Encodes every column of the side.
     converter: RowConverter,
     types: Vec<DataType>,
-    rows: FastMap<Box<[u8]>, KeyRows>,
+    keys: FastMap<Key, KeyRows>,
+    slots: Vec<Stored>,
+    /// The first slot of removed rows (chained through `next`), reused before the slab grows.
+    free: usize,
+    arena: Vec<u8>,
+    /// Bytes of the arena no row uses.
+    garbage: usize,
 }
 
 /// A key holding at least this many distinct rows finds a row through a hash index instead of
 /// comparing it with every row (keys such as q7's price hold thousands of rows).
 const INDEX_FROM: usize = 16;
 
-/// The distinct rows of one join key, in arrival order (the order joined rows are emitted in).
+/// Removed rows' bytes are compacted away once there are at least this many (and they make
+/// up half of the arena).
+const COMPACT_FROM: usize = 1 << 16;
+
+/// The distinct rows of one join key: the chain of their slots.
 struct KeyRows {
-    rows: Vec<Stored>,
-    /// Position of a row by the hash of its bytes, for keys with [`INDEX_FROM`] rows or more
-    /// (built when first needed, dropped when a row is removed and positions shift). Rows whose
-    /// hash collides with an indexed one are not indexed and are found by a linear search.
-    index: Option<FastMap<u64, u32>>,
+    head: usize,
+    tail: usize,
+    len: usize,
+    /// Slot of a row by the hash of its bytes, for keys with [`INDEX_FROM`] rows or more
+    /// (built when first needed, dropped when a row is removed). Rows whose hash collides with
+    /// an indexed one are not indexed and are found by a linear search.
+    index: Option<Box<FastMap<u64, usize>>>,
 }
 
 impl KeyRows {
-    /// The position of `row`.
-    fn find(&mut self, row: &[u8]) -> Option<usize> {
-        if self.rows.len() < INDEX_FROM {
-            return self.rows.iter().position(|s| *s.row == *row);
+    const EMPTY: KeyRows = KeyRows {
+        head: NONE,
+        tail: NONE,
+        len: 0,
+        index: None,
+    };
+}
+
+/// The slots of a key's rows, in arrival order.
+struct Chain<'a> {
+    slots: &'a [Stored],
+    next: usize,
+}
+
+impl<'a> Iterator for Chain<'a> {
+    type Item = (usize, &'a Stored);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let slot = self.next;
+        let stored = self.slots.get(slot)?;
+        self.next = stored.next;
+        Some((slot, stored))
+    }
+}
+
+/// The bytes of `stored` in `arena`.
+fn stored_bytes<'a>(arena: &'a [u8], stored: &Stored) -> &'a [u8] {
+    &arena[stored.offset..stored.offset + stored.len]
+}
+
+impl KeyRows {
+    fn chain<'a>(&self, slots: &'a [Stored]) -> Chain<'a> {
+        Chain {
+            slots,
+            next: self.head,
         }
+    }
+
+    /// The slot of `row` (of the side with slab `slots` and arena `arena`).
+    fn find(&mut self, slots: &[Stored], arena: &[u8], row: &[u8]) -> Option<usize> {
+        let search = |head| {
+            Chain { slots, next: head }
+                .find(|(_, s)| stored_bytes(arena, s) == row)
+                .map(|(slot, _)| slot)
+        };
+        if self.len < INDEX_FROM {
+            return search(self.head);
+        }
+        let head = self.head;
         let index = self.index.get_or_insert_with(|| {
-            let mut index = FastMap::with_capacity(self.rows.len());
-            for (i, s) in self.rows.iter().enumerate() {
-                let hash = index.hasher().hash_one(&*s.row);
-                index.entry(hash).or_insert(i as u32);
+            let mut index = Box::new(FastMap::with_capacity(self.len));
+            for (slot, s) in (Chain { slots, next: head }) {
+                let hash = index.hasher().hash_one(stored_bytes(arena, s));
+                index.entry(hash).or_insert(slot);
             }
             index
         });
         match index.get(&index.hasher().hash_one(row)) {
-            Some(&i) if *self.rows[i as usize].row == *row => Some(i as usize),
+            Some(&slot) if stored_bytes(arena, &slots[slot]) == row => Some(slot),
             // A collision: the row may be held without being indexed.
-            Some(_) => self.rows.iter().position(|s| *s.row == *row),
+            Some(_) => search(head),
             None => None,
         }
-    }
-
-    /// Appends a row not held yet.
-    fn push(&mut self, stored: Stored) {
-        if let Some(index) = &mut self.index {
-            let hash = index.hasher().hash_one(&*stored.row);
-            index.entry(hash).or_insert(self.rows.len() as u32);
-        }
-        self.rows.push(stored);
-    }
-
-    /// Removes the row at `i` (the rows after it move up, so the index is rebuilt later).
-    fn remove(&mut self, i: usize) {
-        self.rows.remove(i);
-        self.index = None;
     }
 }
 
@@ -348,7 +451,11 @@ impl SideRows {
         Ok(Self {
             converter,
             types,
-            rows: FastMap::default(),
+            keys: FastMap::default(),
+            slots: Vec::new(),
+            free: NONE,
+            arena: Vec::new(),
+            garbage: 0,
         })
     }
 
@@ -383,68 +490,155 @@ impl SideRows {
         Ok(columns)
     }
 
-    /// The rows of `key`.
-    fn get(&self, key: &[u8]) -> &[Stored] {
-        self.rows.get(key).map_or(&[], |v| v.rows.as_slice())
+    /// The slots and bytes of the rows of `key`, in arrival order.
+    fn rows_of<'a>(&'a self, key: &[u8]) -> impl Iterator<Item = (usize, &'a [u8])> + 'a {
+        let chain = match self.keys.get(key) {
+            Some(rows) => rows.chain(&self.slots),
+            None => KeyRows::EMPTY.chain(&self.slots),
+        };
+        chain.map(|(slot, s)| (slot, stored_bytes(&self.arena, s)))
     }
 
-    /// The rows of `key`, to update their match counts.
-    fn get_mut(&mut self, key: &[u8]) -> &mut [Stored] {
-        self.rows
-            .get_mut(key)
-            .map_or(&mut [], |v| v.rows.as_mut_slice())
+    /// Every row by slot, to update match counts.
+    fn slots_mut(&mut self) -> &mut [Stored] {
+        &mut self.slots
+    }
+
+    /// Appends `row` (not held yet) to the rows `rows` of a key.
+    fn append(
+        slots: &mut Vec<Stored>,
+        free: &mut usize,
+        arena: &mut Vec<u8>,
+        rows: &mut KeyRows,
+        row: &[u8],
+        count: usize,
+        associations: usize,
+    ) {
+        let stored = Stored {
+            offset: arena.len(),
+            len: row.len(),
+            next: NONE,
+            count,
+            associations,
+        };
+        arena.extend_from_slice(row);
+        let slot = match slots.get_mut(*free) {
+            Some(reused) => {
+                let slot = *free;
+                *free = reused.next;
+                *reused = stored;
+                slot
+            }
+            None => {
+                slots.push(stored);
+                slots.len() - 1
+            }
+        };
+        match slots.get_mut(rows.tail) {
+            Some(tail) => tail.next = slot,
+            None => rows.head = slot,
+        }
+        rows.tail = slot;
+        rows.len += 1;
+        if let Some(index) = &mut rows.index {
+            let hash = index.hasher().hash_one(row);
+            index.entry(hash).or_insert(slot);
+        }
     }
 
     /// Adds one copy of `row`; its match count becomes `associations` (as Flink's state
     /// views do).
     fn add(&mut self, key: &[u8], row: &[u8], associations: usize) {
-        // Look up by borrowed bytes; allocate the key only for a new key (most keys hold one
-        // row, hence the capacity of one).
-        let rows = match self.rows.entry_ref(key) {
+        let Self {
+            keys,
+            slots,
+            free,
+            arena,
+            ..
+        } = self;
+        // Look up by borrowed bytes; build the key only for a new key.
+        let rows = match keys.entry_ref(key) {
             EntryRef::Occupied(e) => e.into_mut(),
-            EntryRef::Vacant(e) => e.insert_with_key(
-                Box::from(key),
-                KeyRows {
-                    rows: Vec::with_capacity(1),
-                    index: None,
-                },
-            ),
+            EntryRef::Vacant(e) => e.insert_with_key(Key::from(key), KeyRows::EMPTY),
         };
-        match rows.find(row) {
-            Some(i) => {
-                let s = &mut rows.rows[i];
+        match rows.find(slots, arena, row) {
+            Some(slot) => {
+                let s = &mut slots[slot];
                 s.count += 1;
                 s.associations = associations;
             }
-            None => rows.push(Stored {
-                row: Box::from(row),
-                count: 1,
-                associations,
-            }),
+            None => Self::append(slots, free, arena, rows, row, 1, associations),
         }
     }
 
     /// Removes one copy of `row` (nothing when it is not held).
     fn retract(&mut self, key: &[u8], row: &[u8]) {
-        let Some(rows) = self.rows.get_mut(key) else {
+        let Some(rows) = self.keys.get_mut(key) else {
             return;
         };
-        if let Some(i) = rows.find(row) {
-            rows.rows[i].count -= 1;
-            if rows.rows[i].count == 0 {
-                rows.remove(i);
+        let Some(slot) = rows.find(&self.slots, &self.arena, row) else {
+            return;
+        };
+        let s = &mut self.slots[slot];
+        s.count -= 1;
+        if s.count > 0 {
+            return;
+        }
+        // Unlink the slot from its key's chain and free it.
+        let next = s.next;
+        let previous = rows
+            .chain(&self.slots)
+            .find(|(_, s)| s.next == slot)
+            .map(|(previous, _)| previous);
+        match previous {
+            Some(previous) => self.slots[previous].next = next,
+            None => rows.head = next,
+        }
+        if rows.tail == slot {
+            rows.tail = previous.unwrap_or(NONE);
+        }
+        rows.len -= 1;
+        // A row colliding with the removed one's hash may not be indexed: index again.
+        rows.index = None;
+        let s = &mut self.slots[slot];
+        s.next = self.free;
+        self.free = slot;
+        self.garbage += s.len;
+        if rows.len == 0 {
+            self.keys.remove(key);
+        }
+        if self.keys.is_empty() {
+            // Nothing held: start over (and give the memory back).
+            self.slots = Vec::new();
+            self.free = NONE;
+            self.arena = Vec::new();
+            self.garbage = 0;
+        } else if self.garbage >= COMPACT_FROM && self.garbage * 2 >= self.arena.len() {
+            self.compact();
+        }
+    }
+
+    /// Moves the bytes of every held row to a new arena, key by key.
+    fn compact(&mut self) {
+        let mut arena = Vec::with_capacity(self.arena.len() - self.garbage);
+        for rows in self.keys.values() {
+            let mut slot = rows.head;
+            while let Some(s) = self.slots.get_mut(slot) {
+                let offset = arena.len();
+                arena.extend_from_slice(stored_bytes(&self.arena, s));
+                s.offset = offset;
+                slot = s.next;
             }
         }
-        if rows.rows.is_empty() {
-            self.rows.remove(key);
-        }
+        self.arena = arena;
+        self.garbage = 0;
     }
 }
 
 /// A row of the other side that matches an input row.
 #[derive(Clone, Copy)]
 struct Match {
-    /// Its position in its key's stored rows.
+    /// Its slot in the other side's rows.
     index: usize,
     /// Its row in [`Probe::columns`].
     candidate: u32,
@@ -575,13 +769,13 @@ impl Join {
         let mut end = start;
         while end < batch.num_rows() && (end == start || candidates.len() < PROBE_PAIRS) {
             if keys.matchable[end] {
-                for (index, s) in stored.get(keys.rows.row(end).data()).iter().enumerate() {
+                for (index, bytes) in stored.rows_of(keys.rows.row(end).data()) {
                     rows.push(end as u32);
                     found.push(Match {
                         index,
                         candidate: candidates.len() as u32,
                     });
-                    candidates.push(&s.row);
+                    candidates.push(bytes);
                 }
             }
             pair_bounds.push(candidates.len());
@@ -643,11 +837,7 @@ impl Join {
     ) {
         let (input_outer, other_outer) = (self.outer(side), self.outer(1 - side));
         let (own, other) = Self::split(&mut self.sides, side);
-        let stored = if matched.is_empty() {
-            &mut []
-        } else {
-            other.get_mut(key)
-        };
+        let stored = other.slots_mut();
         let copies: usize = matched.iter().map(|m| stored[m.index].count).sum();
         if kind.is_addition() {
             if other_outer {
@@ -721,11 +911,7 @@ impl Join {
         let anti = self.join_type == JoinType::Anti;
         let add = kind.is_addition();
         let (own, other) = Self::split(&mut self.sides, side);
-        let stored = if matched.is_empty() {
-            &mut []
-        } else {
-            other.get_mut(key)
-        };
+        let stored = other.slots_mut();
         if side == 0 {
             if matched.is_empty() == anti {
                 out.push(kind, Some(row), None);
@@ -823,12 +1009,12 @@ impl SideRows {
     /// number of rows, then per row its bytes (as [`ScalarCodec`](crate::state_codec::ScalarCodec) writes them), copies and
     /// match count.
     fn write(&self, out: &mut KeyedSnapshotWriter, table: u8) -> Result<(), RuntimeError> {
-        for (key, KeyRows { rows, .. }) in &self.rows {
-            out.entry(table, key, |w| {
-                w.length(rows.len());
-                for s in rows {
+        for (key, rows) in &self.keys {
+            out.entry(table, key.bytes(), |w| {
+                w.length(rows.len);
+                for (_, s) in rows.chain(&self.slots) {
                     if !self.types.is_empty() {
-                        w.bytes(&s.row);
+                        w.bytes(stored_bytes(&self.arena, s));
                     }
                     w.length(s.count);
                     w.length(s.associations);
@@ -841,33 +1027,32 @@ impl SideRows {
 
     /// Replaces the rows with those of the entries of `table`.
     fn read(&mut self, snapshot: &KeyedSnapshot<'_>, table: u8) -> Result<(), RuntimeError> {
-        let mut rows = FastMap::default();
+        let (mut keys, mut slots, mut free, mut arena) =
+            (FastMap::default(), Vec::new(), NONE, Vec::new());
         let width = self.types.len();
         snapshot.read_table(table, "a join", |key, r| {
             let n = r.length()?;
-            let mut stored = Vec::with_capacity(n);
+            let mut rows = KeyRows::EMPTY;
             for _ in 0..n {
-                let row = if width == 0 {
-                    Box::default()
-                } else {
-                    Box::from(r.bytes()?)
-                };
-                stored.push(Stored {
+                let row = if width == 0 { &[][..] } else { r.bytes()? };
+                let (count, associations) = (r.u64()? as usize, r.u64()? as usize);
+                Self::append(
+                    &mut slots,
+                    &mut free,
+                    &mut arena,
+                    &mut rows,
                     row,
-                    count: r.u64()? as usize,
-                    associations: r.u64()? as usize,
-                });
+                    count,
+                    associations,
+                );
             }
-            rows.insert(
-                Box::from(key),
-                KeyRows {
-                    rows: stored,
-                    index: None,
-                },
-            );
+            if rows.len > 0 {
+                keys.insert(Key::from(key), rows);
+            }
             Ok(())
         })?;
-        self.rows = rows;
+        (self.keys, self.slots, self.free, self.arena) = (keys, slots, free, arena);
+        self.garbage = 0;
         Ok(())
     }
 }
@@ -1093,33 +1278,198 @@ pub(super) mod tests {
         assert!(out.iter().all(|l| l.starts_with("-U[1, a")));
     }
 
-    /// A key with many rows finds them through its index, also after rows were removed (the
-    /// positions shift) and when two rows' hashes collide (an unindexed row is still found).
+    /// A side whose rows are the given bytes (a side's state does not read its rows' bytes).
+    fn side() -> SideRows {
+        SideRows::new(&side_schema("l")).unwrap()
+    }
+
+    /// The rows of `key` as (bytes, copies, match count).
+    fn held(side: &SideRows, key: &[u8]) -> Vec<(String, usize, usize)> {
+        let rows = side.keys.get(key);
+        let chain = rows.map(|r| r.chain(&side.slots)).into_iter().flatten();
+        chain
+            .map(|(_, s)| {
+                let bytes = String::from_utf8(stored_bytes(&side.arena, s).to_vec()).unwrap();
+                (bytes, s.count, s.associations)
+            })
+            .collect()
+    }
+
+    /// A key with many rows finds them through its index, also after rows were removed and
+    /// when two rows' hashes collide (an unindexed row is still found).
     #[test]
     fn a_key_with_many_rows_finds_them_through_its_index() {
-        let stored = |i: usize| Stored {
-            row: format!("row{i}").into_bytes().into_boxed_slice(),
-            count: 1,
-            associations: 0,
+        let mut side = side();
+        let row = |i: usize| format!("row{i}").into_bytes();
+        for i in 0..INDEX_FROM * 2 {
+            side.add(b"k", &row(i), 0);
+        }
+        let find = |side: &mut SideRows, row: &[u8]| {
+            let SideRows {
+                keys, slots, arena, ..
+            } = side;
+            let rows = keys.get_mut(&b"k"[..]).expect("key");
+            rows.find(slots, arena, row)
         };
-        let mut rows = KeyRows {
-            rows: (0..INDEX_FROM * 2).map(stored).collect(),
-            index: None,
-        };
-        assert_eq!(rows.find(b"row20"), Some(20));
-        assert!(rows.index.is_some());
-        assert_eq!(rows.find(b"absent"), None);
-        rows.push(stored(100));
-        assert_eq!(rows.find(b"row100"), Some(INDEX_FROM * 2));
-        rows.remove(3);
-        assert!(rows.index.is_none());
-        assert_eq!(rows.find(b"row20"), Some(19));
-        assert_eq!(rows.find(b"row3"), None);
+        assert_eq!(find(&mut side, b"row20"), Some(20));
+        assert!(side.keys[&b"k"[..]].index.is_some());
+        assert_eq!(find(&mut side, b"absent"), None);
+        side.add(b"k", &row(100), 0);
+        assert_eq!(find(&mut side, b"row100"), Some(INDEX_FROM * 2));
+        side.retract(b"k", b"row3");
+        assert!(side.keys[&b"k"[..]].index.is_none());
+        assert_eq!(find(&mut side, b"row20"), Some(20));
+        assert_eq!(find(&mut side, b"row3"), None);
+        // The freed slot is reused, and the new row is last in arrival order.
+        side.add(b"k", b"new", 0);
+        assert_eq!(find(&mut side, b"new"), Some(3));
+        let held = held(&side, b"k");
+        assert_eq!(held.len(), INDEX_FROM * 2 + 1);
+        assert_eq!(held[3].0, "row4");
+        assert_eq!(held.last().map(|h| h.0.as_str()), Some("new"));
         // Point the hash of `row5` at another row, as a collision would: found by searching.
-        let index = rows.index.as_mut().expect("index");
+        let index = side.keys.get_mut(&b"k"[..]).unwrap().index.as_mut().unwrap();
         let hash = index.hasher().hash_one(&b"row5"[..]);
         index.insert(hash, 0);
-        assert_eq!(rows.find(b"row5"), Some(4));
+        assert_eq!(find(&mut side, b"row5"), Some(5));
+    }
+
+    /// Duplicates are one row with a count; the last copy's removal unlinks it, wherever it
+    /// is in its key's chain, and the last row's removal drops the key.
+    #[test]
+    fn duplicates_are_counted_and_removed_from_any_place_in_the_chain() {
+        let mut side = side();
+        for _ in 0..1000 {
+            side.add(b"k", b"dup", 0);
+        }
+        side.add(b"k", b"a", 3);
+        side.add(b"k", b"b", 0);
+        side.add(b"k", b"a", 5);
+        assert_eq!(
+            held(&side, b"k"),
+            [
+                ("dup".to_string(), 1000, 0),
+                ("a".to_string(), 2, 5),
+                ("b".to_string(), 1, 0)
+            ]
+        );
+        for _ in 0..999 {
+            side.retract(b"k", b"dup");
+        }
+        side.retract(b"k", b"absent");
+        side.retract(b"other", b"a");
+        assert_eq!(held(&side, b"k")[0], ("dup".to_string(), 1, 0));
+        // The middle row, then the tail, then the head: appending still works after each.
+        side.retract(b"k", b"a");
+        side.retract(b"k", b"a");
+        side.retract(b"k", b"b");
+        side.add(b"k", b"c", 0);
+        assert_eq!(
+            held(&side, b"k"),
+            [("dup".to_string(), 1, 0), ("c".to_string(), 1, 0)]
+        );
+        side.retract(b"k", b"dup");
+        side.add(b"k", b"d", 0);
+        assert_eq!(
+            held(&side, b"k"),
+            [("c".to_string(), 1, 0), ("d".to_string(), 1, 0)]
+        );
+        side.retract(b"k", b"c");
+        side.retract(b"k", b"d");
+        assert!(side.keys.is_empty());
+        assert!(side.slots.is_empty() && side.arena.is_empty());
+    }
+
+    /// Once removed rows make up half of the arena, the held rows move to a new arena and keep
+    /// their bytes, counts and order; long keys (held outside the map) work as short ones.
+    #[test]
+    fn the_arena_is_compacted_when_removed_rows_dominate() {
+        let mut side = side();
+        let long_key = vec![7u8; INLINE_KEY + 10];
+        let keys: [&[u8]; 3] = [b"a", b"b", &long_key];
+        let row = |i: usize| format!("{i:0>100}").into_bytes();
+        for i in 0..3000 {
+            side.add(keys[i % 3], &row(i), i % 5);
+        }
+        side.add(keys[1], &row(1), 9);
+        let before = side.arena.len();
+        // Remove most rows (but not the one held twice): the arena shrinks.
+        for i in (0..3000).filter(|i| i % 10 != 1) {
+            side.retract(keys[i % 3], &row(i));
+        }
+        assert_eq!(side.arena.len() - side.garbage, 300 * 100);
+        assert!(side.arena.len() < before / 2, "{} of {before}", side.arena.len());
+        assert!(side.garbage < COMPACT_FROM || side.garbage * 2 < side.arena.len());
+        for (k, key) in keys.iter().enumerate() {
+            let want: Vec<_> = (0..3000)
+                .filter(|i| i % 10 == 1 && i % 3 == k)
+                .map(|i| {
+                    let bytes = String::from_utf8(row(i)).unwrap();
+                    if i == 1 {
+                        (bytes, 2, 9)
+                    } else {
+                        (bytes, 1, i % 5)
+                    }
+                })
+                .collect();
+            assert_eq!(held(&side, key), want);
+        }
+        // The row held twice keeps its second copy, then goes.
+        side.retract(b"b", &row(1));
+        assert_eq!(held(&side, b"b")[0].1, 1);
+        side.retract(b"b", &row(1));
+        assert_eq!(held(&side, b"b")[0].0, String::from_utf8(row(31)).unwrap());
+    }
+
+    /// Duplicate rows of an outer side count their matches as one row: their padding is
+    /// retracted and restored once per copy.
+    #[test]
+    fn duplicates_of_an_outer_side_are_padded_per_copy() {
+        let mut op = join(JoinType::Full);
+        feed(
+            &mut op,
+            0,
+            &[(Insert, Some(1), "a", 0), (Insert, Some(1), "a", 0)],
+        );
+        assert_eq!(
+            feed(
+                &mut op,
+                1,
+                &[(Insert, Some(1), "x", 0), (Insert, Some(1), "y", 0)]
+            ),
+            [
+                "-D[1, a, 0, null, null, null]",
+                "-D[1, a, 0, null, null, null]",
+                "+I[1, a, 0, 1, x, 0]",
+                "+I[1, a, 0, 1, x, 0]",
+                "+I[1, a, 0, 1, y, 0]",
+                "+I[1, a, 0, 1, y, 0]"
+            ]
+        );
+        // A third copy arrives with the two matches of its key.
+        assert_eq!(
+            feed(&mut op, 0, &[(Insert, Some(1), "a", 0)]),
+            ["+I[1, a, 0, 1, x, 0]", "+I[1, a, 0, 1, y, 0]"]
+        );
+        assert_eq!(
+            feed(&mut op, 1, &[(Delete, Some(1), "x", 0)]),
+            [
+                "-D[1, a, 0, 1, x, 0]",
+                "-D[1, a, 0, 1, x, 0]",
+                "-D[1, a, 0, 1, x, 0]"
+            ]
+        );
+        assert_eq!(
+            feed(&mut op, 1, &[(Delete, Some(1), "y", 0)]),
+            [
+                "-D[1, a, 0, 1, y, 0]",
+                "-D[1, a, 0, 1, y, 0]",
+                "-D[1, a, 0, 1, y, 0]",
+                "+I[1, a, 0, null, null, null]",
+                "+I[1, a, 0, null, null, null]",
+                "+I[1, a, 0, null, null, null]"
+            ]
+        );
     }
 
     /// A join over many rows of one key gives the same changes with and without the index.
