@@ -1328,7 +1328,13 @@ pub(super) mod tests {
         assert_eq!(held[3].0, "row4");
         assert_eq!(held.last().map(|h| h.0.as_str()), Some("new"));
         // Point the hash of `row5` at another row, as a collision would: found by searching.
-        let index = side.keys.get_mut(&b"k"[..]).unwrap().index.as_mut().unwrap();
+        let index = side
+            .keys
+            .get_mut(&b"k"[..])
+            .unwrap()
+            .index
+            .as_mut()
+            .unwrap();
         let hash = index.hasher().hash_one(&b"row5"[..]);
         index.insert(hash, 0);
         assert_eq!(find(&mut side, b"row5"), Some(5));
@@ -1398,7 +1404,11 @@ pub(super) mod tests {
             side.retract(keys[i % 3], &row(i));
         }
         assert_eq!(side.arena.len() - side.garbage, 300 * 100);
-        assert!(side.arena.len() < before / 2, "{} of {before}", side.arena.len());
+        assert!(
+            side.arena.len() < before / 2,
+            "{} of {before}",
+            side.arena.len()
+        );
         assert!(side.garbage < COMPACT_FROM || side.garbage * 2 < side.arena.len());
         for (k, key) in keys.iter().enumerate() {
             let want: Vec<_> = (0..3000)
