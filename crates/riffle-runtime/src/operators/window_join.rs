@@ -526,6 +526,211 @@ mod tests {
         assert_eq!(lines(&out), ["WM 20"]);
     }
 
+    /// A window join of type `join_type` on `k` with the condition `l.v < r.v`; the `ts`
+    /// column plays window_end.
+    fn on_values(join_type: JoinType) -> WindowJoin {
+        use datafusion::logical_expr::Operator;
+        use datafusion::physical_expr::expressions::{BinaryExpr, Column};
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        let condition = Arc::new(BinaryExpr::new(
+            Arc::new(Column::new("lv", 1)),
+            Operator::Lt,
+            Arc::new(Column::new("rv", 4)),
+        ));
+        let output = if join_type.left_only() {
+            l.clone()
+        } else {
+            combined()
+        };
+        WindowJoin::new(
+            &spec(join_type),
+            [2, 2],
+            Some(condition),
+            [&l, &r],
+            combined(),
+            output,
+        )
+        .unwrap()
+    }
+
+    /// Windows 10 and 20 with several keys (NULL among them), each side's rows arriving in
+    /// two batches, some batches spanning both windows (in runs or interleaved).
+    fn two_windows() -> Vec<Step> {
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        vec![
+            Step::Rows(
+                0,
+                batch(
+                    &l,
+                    &[
+                        (Insert, Some(1), "a", 10),
+                        (Insert, Some(1), "b", 20),
+                        (Insert, Some(2), "c", 10),
+                        (Insert, None, "n", 10),
+                    ],
+                ),
+            ),
+            Step::Rows(
+                1,
+                batch(
+                    &r,
+                    &[
+                        (Insert, Some(1), "m", 10),
+                        (Insert, Some(2), "a", 10),
+                        (Insert, None, "z", 10),
+                    ],
+                ),
+            ),
+            Step::Rows(0, batch(&l, &[(Insert, Some(1), "d", 10)])),
+            Step::Rows(
+                1,
+                batch(
+                    &r,
+                    &[
+                        (Insert, Some(1), "x", 20),
+                        (Insert, Some(1), "y", 20),
+                        (Insert, Some(3), "q", 10),
+                    ],
+                ),
+            ),
+            Step::Watermark(9),
+            Step::Watermark(19),
+        ]
+    }
+
+    /// The output of `op` for `steps`, in emission order.
+    fn run(mut op: WindowJoin, steps: Vec<Step>) -> Vec<String> {
+        let mut out = Vec::new();
+        for step in steps {
+            match step {
+                Step::Rows(input, batch) => op.process(input, batch, &mut out).unwrap(),
+                Step::Watermark(w) => op.watermark(w, &mut out).unwrap(),
+                _ => unreachable!("only rows and watermarks"),
+            }
+        }
+        lines(&out)
+    }
+
+    #[test]
+    fn a_window_joins_its_rows_of_every_batch_key_by_key_and_pads_the_unmatched() {
+        assert_eq!(
+            run(on_values(JoinType::Full), two_windows()),
+            [
+                // Key 1: both left rows (of two batches) pass `l.v < r.v` with `m`.
+                "+I[1, a, 10, 1, m, 10]",
+                "+I[1, d, 10, 1, m, 10]",
+                // Key 2: the pair fails the condition, both rows are padded.
+                "+I[2, c, 10, null, null, null]",
+                "+I[null, null, null, 2, a, 10]",
+                // NULL keys match nothing, not even each other.
+                "+I[null, n, 10, null, null, null]",
+                "+I[null, null, null, null, z, 10]",
+                "+I[null, null, null, 3, q, 10]",
+                "WM 9",
+                "+I[1, b, 20, 1, x, 20]",
+                "+I[1, b, 20, 1, y, 20]",
+                "WM 19"
+            ]
+        );
+        assert_eq!(
+            run(on_values(JoinType::Inner), two_windows()),
+            [
+                "+I[1, a, 10, 1, m, 10]",
+                "+I[1, d, 10, 1, m, 10]",
+                "WM 9",
+                "+I[1, b, 20, 1, x, 20]",
+                "+I[1, b, 20, 1, y, 20]",
+                "WM 19"
+            ]
+        );
+        assert_eq!(
+            run(on_values(JoinType::Left), two_windows()),
+            [
+                "+I[1, a, 10, 1, m, 10]",
+                "+I[1, d, 10, 1, m, 10]",
+                "+I[2, c, 10, null, null, null]",
+                "+I[null, n, 10, null, null, null]",
+                "WM 9",
+                "+I[1, b, 20, 1, x, 20]",
+                "+I[1, b, 20, 1, y, 20]",
+                "WM 19"
+            ]
+        );
+        assert_eq!(
+            run(on_values(JoinType::Right), two_windows()),
+            [
+                "+I[1, a, 10, 1, m, 10]",
+                "+I[1, d, 10, 1, m, 10]",
+                "+I[null, null, null, 2, a, 10]",
+                "+I[null, null, null, null, z, 10]",
+                "+I[null, null, null, 3, q, 10]",
+                "WM 9",
+                "+I[1, b, 20, 1, x, 20]",
+                "+I[1, b, 20, 1, y, 20]",
+                "WM 19"
+            ]
+        );
+        assert_eq!(
+            run(on_values(JoinType::Semi), two_windows()),
+            [
+                "+I[1, a, 10]",
+                "+I[1, d, 10]",
+                "WM 9",
+                "+I[1, b, 20]",
+                "WM 19"
+            ]
+        );
+        assert_eq!(
+            run(on_values(JoinType::Anti), two_windows()),
+            ["+I[2, c, 10]", "+I[null, n, 10]", "WM 9", "WM 19"]
+        );
+    }
+
+    #[test]
+    fn a_key_with_more_pairs_than_one_test_is_tested_in_blocks_of_lefts() {
+        let (l, r) = (side_schema("l"), side_schema("r"));
+        let lefts: Vec<_> = (0..PAIRS_PER_TEST)
+            .map(|i| (Insert, Some(1), if i % 2 == 0 { "a" } else { "z" }, 10))
+            .collect();
+        let rights = [
+            (Insert, Some(1), "m", 10),
+            (Insert, Some(1), "n", 10),
+            (Insert, Some(1), "b", 10),
+        ];
+        let steps = vec![
+            Step::Rows(0, batch(&l, &lefts)),
+            Step::Rows(1, batch(&r, &rights)),
+            Step::Watermark(9),
+        ];
+        let out = run(on_values(JoinType::Left), steps);
+        // Every "a" matches all three rights, every "z" none (padded).
+        let half = PAIRS_PER_TEST / 2;
+        assert_eq!(out.len(), half * 3 + half + 1);
+        assert_eq!(
+            out[..4],
+            [
+                "+I[1, a, 10, 1, m, 10]",
+                "+I[1, a, 10, 1, n, 10]",
+                "+I[1, a, 10, 1, b, 10]",
+                "+I[1, z, 10, null, null, null]"
+            ]
+        );
+        assert_eq!(
+            out[out.len() - 2..],
+            ["+I[1, z, 10, null, null, null]", "WM 9"]
+        );
+    }
+
+    #[test]
+    fn one_watermark_fires_several_windows_into_one_batch() {
+        let mut steps = two_windows();
+        steps.truncate(4);
+        steps.push(Step::Watermark(30));
+        let out = run(on_values(JoinType::Full), steps);
+        assert_eq!(out.len(), 10, "{out:?}");
+        assert_eq!(out[9], "WM 30");
+    }
+
     use super::super::resume::{assert_rescales_anywhere, assert_resumes_anywhere, Step};
 
     #[test]
@@ -578,6 +783,24 @@ mod tests {
                     .unwrap(),
                 ) as Box<dyn StreamOperator>
             };
+            let out = assert_resumes_anywhere(&make, &steps);
+            assert_rescales_anywhere(&make, &steps, &[&[0], &[0]]);
+            assert!(out.iter().any(|l| l.starts_with("+I")), "{out:?}");
+        }
+    }
+
+    #[test]
+    fn windows_of_several_batches_and_keys_resume_from_a_snapshot() {
+        for join_type in [
+            JoinType::Inner,
+            JoinType::Left,
+            JoinType::Right,
+            JoinType::Full,
+            JoinType::Semi,
+            JoinType::Anti,
+        ] {
+            let make = || Box::new(on_values(join_type)) as Box<dyn StreamOperator>;
+            let steps = two_windows();
             let out = assert_resumes_anywhere(&make, &steps);
             assert_rescales_anywhere(&make, &steps, &[&[0], &[0]]);
             assert!(out.iter().any(|l| l.starts_with("+I")), "{out:?}");
