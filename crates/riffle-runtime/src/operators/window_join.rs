@@ -222,13 +222,13 @@ impl WindowJoin {
             return Ok(vec![true; pairs.len()]);
         }
         let mut columns = Vec::with_capacity(self.types[0].len() + self.types[1].len());
-        for side in 0..2 {
-            let parts: Vec<&RecordBatch> = window[side].iter().map(|p| &p.batch).collect();
+        for (side, (parts, types)) in window.iter().zip(&self.types).enumerate() {
+            let parts: Vec<&RecordBatch> = parts.iter().map(|p| &p.batch).collect();
             let rows: Vec<RowRef> = pairs
                 .iter()
                 .map(|p| if side == 0 { p.0 } else { p.1 })
                 .collect();
-            columns.extend(gather(&parts, &self.types[side], &rows)?);
+            columns.extend(gather(&parts, types, &rows)?);
         }
         self.condition.test_columns(columns, pairs.len())
     }
