@@ -191,31 +191,6 @@ impl PairCondition {
         self.evaluate(expr, columns, n)
     }
 
-    /// For every (left row, right row) pair, whether it satisfies the condition: one
-    /// evaluation for all of them.
-    pub(super) fn test_pairs(
-        &self,
-        pairs: &[(&[ScalarValue], &[ScalarValue])],
-    ) -> Result<Vec<bool>, RuntimeError> {
-        let n = pairs.len();
-        let Some(expr) = &self.expr else {
-            return Ok(vec![true; n]);
-        };
-        let Some((left, right)) = pairs.first() else {
-            return Ok(Vec::new());
-        };
-        let mut columns: Vec<ArrayRef> = Vec::with_capacity(left.len() + right.len());
-        for i in 0..left.len() {
-            let values = pairs.iter().filter_map(|(l, _)| l.get(i).cloned());
-            columns.push(ScalarValue::iter_to_array(values)?);
-        }
-        for i in 0..right.len() {
-            let values = pairs.iter().filter_map(|(_, r)| r.get(i).cloned());
-            columns.push(ScalarValue::iter_to_array(values)?);
-        }
-        self.evaluate(expr, columns, n)
-    }
-
     /// Whether every pair passes (there is no residual condition).
     pub(super) fn accepts_all(&self) -> bool {
         self.expr.is_none()
