@@ -137,7 +137,7 @@ fn sliceable(graph: &JobGraph, id: OperatorId, session: &FlinkSession) -> Option
     let keyed_bounds = keys.iter().filter(|k| window_columns.contains(k)).count();
     let read_by_calls = aggregates
         .iter()
-        .any(|call| call_columns(call).any(|c| window_columns.contains(&c) || bounds.contains(&c)));
+        .any(|call| call_columns(call).any(|c| window_columns.contains(&c)));
     if keyed_bounds != 2 || read_by_calls {
         return None;
     }
