@@ -319,6 +319,9 @@ struct SideRows {
     arena: Vec<u8>,
     /// Bytes of the arena no row uses.
     garbage: usize,
+    /// The side's input only inserts, so a row is stored without looking for a copy of it
+    /// (copies are separate rows). Nothing is lost if it does retract: `retract` finds any copy.
+    insert_only: bool,
 }
 
 /// A key holding at least this many distinct rows finds a row through a hash index instead of
@@ -418,7 +421,7 @@ impl BatchRows {
 }
 
 impl SideRows {
-    fn new(schema: &SchemaRef) -> Result<Self, RuntimeError> {
+    fn new(schema: &SchemaRef, insert_only: bool) -> Result<Self, RuntimeError> {
         let types = field_types(schema);
         // The same fields as `ScalarCodec::new`: stored rows are checkpointed as is.
         let converter =
@@ -431,6 +434,7 @@ impl SideRows {
             free: NONE,
             arena: Vec::new(),
             garbage: 0,
+            insert_only,
         })
     }
 
@@ -529,6 +533,7 @@ impl SideRows {
             slots,
             free,
             arena,
+            insert_only,
             ..
         } = self;
         // Look up by borrowed bytes; build the key only for a new key.
@@ -536,6 +541,9 @@ impl SideRows {
             EntryRef::Occupied(e) => e.into_mut(),
             EntryRef::Vacant(e) => e.insert_with_key(Key::from(key), KeyRows::EMPTY),
         };
+        if *insert_only {
+            return Self::append(slots, free, arena, rows, row, 1, associations);
+        }
         match rows.find(slots, arena, row) {
             Some(slot) => {
                 let s = &mut slots[slot];
@@ -684,11 +692,12 @@ pub struct Join {
 
 impl Join {
     /// Builds the operator; `combined` is the schema of the condition (left then right
-    /// columns).
+    /// columns), `insert_only` tells which inputs only insert rows.
     pub fn new(
         spec: &JoinSpec,
         condition: Option<Arc<dyn PhysicalExpr>>,
         inputs: [&SchemaRef; 2],
+        insert_only: [bool; 2],
         combined: SchemaRef,
         schema: SchemaRef,
     ) -> Result<Self, RuntimeError> {
@@ -699,7 +708,10 @@ impl Join {
                 JoinKeys::new(&spec.right_keys, &spec.null_safe, inputs[1])?,
             ],
             condition: PairCondition::new(condition, combined),
-            sides: [SideRows::new(inputs[0])?, SideRows::new(inputs[1])?],
+            sides: [
+                SideRows::new(inputs[0], insert_only[0])?,
+                SideRows::new(inputs[1], insert_only[1])?,
+            ],
             schema,
         })
     }
@@ -1181,13 +1193,25 @@ pub(super) mod tests {
     }
 
     fn join(join_type: JoinType) -> Join {
+        join_of(join_type, [false, false])
+    }
+
+    fn join_of(join_type: JoinType, insert_only: [bool; 2]) -> Join {
         let (l, r) = (side_schema("l"), side_schema("r"));
         let out = if join_type.left_only() {
             l.clone()
         } else {
             combined()
         };
-        Join::new(&spec(join_type), None, [&l, &r], combined(), out).unwrap()
+        Join::new(
+            &spec(join_type),
+            None,
+            [&l, &r],
+            insert_only,
+            combined(),
+            out,
+        )
+        .unwrap()
     }
 
     fn feed(op: &mut Join, side: usize, rows: &[(RowKind, Option<i32>, &str, i64)]) -> Vec<String> {
@@ -1223,6 +1247,59 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn insert_only_sides_keep_copies_apart_and_join_as_counted_copies_do() {
+        let rows = [
+            (Insert, Some(1), "a", 0),
+            (Insert, Some(1), "b", 0),
+            (Insert, Some(1), "a", 0),
+        ];
+        for join_type in [
+            JoinType::Inner,
+            JoinType::Left,
+            JoinType::Right,
+            JoinType::Full,
+        ] {
+            let sorted = |mut lines: Vec<String>| {
+                lines.sort();
+                lines
+            };
+            let mut counted = join(join_type);
+            let mut apart = join_of(join_type, [true, true]);
+            for op in [&mut counted, &mut apart] {
+                feed(op, 0, &rows);
+            }
+            // Copies are separate rows: held twice, each once.
+            assert_eq!(apart.sides[0].slots.len(), 3, "{join_type:?}");
+            assert_eq!(counted.sides[0].slots.len(), 2, "{join_type:?}");
+            let probe = [(Insert, Some(1), "x", 0)];
+            assert_eq!(
+                sorted(feed(&mut apart, 1, &probe)),
+                sorted(feed(&mut counted, 1, &probe)),
+                "{join_type:?}"
+            );
+            // A retraction all the same removes one copy (from a snapshot resumed as counted).
+            let mut resumed = join(join_type);
+            resumed.restore(&apart.snapshot(1).unwrap()).unwrap();
+            for op in [&mut apart, &mut counted, &mut resumed] {
+                feed(op, 0, &[(Delete, Some(1), "a", 0)]);
+            }
+            let probe = [(Insert, Some(1), "y", 0)];
+            let expected = sorted(feed(&mut counted, 1, &probe));
+            assert_eq!(expected.iter().filter(|l| l.contains(", a,")).count(), 1);
+            assert_eq!(
+                sorted(feed(&mut apart, 1, &probe)),
+                expected,
+                "{join_type:?}"
+            );
+            assert_eq!(
+                sorted(feed(&mut resumed, 1, &probe)),
+                expected,
+                "{join_type:?}"
+            );
+        }
+    }
+
+    #[test]
     fn inner_join_forwards_update_kinds_and_multiplies_duplicates() {
         let mut op = join(JoinType::Inner);
         feed(
@@ -1255,7 +1332,7 @@ pub(super) mod tests {
 
     /// A side whose rows are the given bytes (a side's state does not read its rows' bytes).
     fn side() -> SideRows {
-        SideRows::new(&side_schema("l")).unwrap()
+        SideRows::new(&side_schema("l"), false).unwrap()
     }
 
     /// The rows of `key` as (bytes, copies, match count).
@@ -1527,6 +1604,7 @@ pub(super) mod tests {
             &spec(JoinType::Left),
             Some(condition),
             [&l, &r],
+            [false, false],
             combined(),
             combined(),
         )

@@ -435,7 +435,14 @@ fn create_join(
             combined,
             schema,
         )?),
-        _ => Box::new(join::Join::new(spec, condition, inputs, combined, schema)?),
+        _ => Box::new(join::Join::new(
+            spec,
+            condition,
+            inputs,
+            [left, right].map(|input| input.changelog == riffle_plan::ChangelogMode::InsertOnly),
+            combined,
+            schema,
+        )?),
     })
 }
 
