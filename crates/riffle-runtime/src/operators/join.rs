@@ -237,8 +237,7 @@ impl PairCondition {
 /// row of its key, how many copies of it are held, and (outer and semi/anti sides) how many
 /// rows of the other side it matches.
 struct Stored {
-    offset: usize,
-    len: usize,
+    at: ArenaSpan,
     /// The slot of the next row of the same key (or of the next free slot), [`NONE`] at the end.
     next: usize,
     count: usize,
@@ -247,6 +246,62 @@ struct Stored {
 
 /// The end of a chain of slots.
 const NONE: usize = usize::MAX;
+
+/// Where a stored row's bytes are in an [`Arena`].
+#[derive(Clone, Copy)]
+struct ArenaSpan {
+    chunk: usize,
+    offset: usize,
+    len: usize,
+}
+
+/// Bytes of stored rows, appended to chunks that never move: growing the arena copies
+/// nothing (a single doubling buffer would copy every row and fault its pages in twice).
+#[derive(Default)]
+struct Arena {
+    chunks: Vec<Vec<u8>>,
+    /// Bytes in all chunks.
+    len: usize,
+}
+
+/// Sizes of arena chunks: they double from the first to the last size (so that small state
+/// stays small), and a longer row gets a chunk of its own.
+const ARENA_CHUNKS: std::ops::RangeInclusive<usize> = (1 << 12)..=(1 << 20);
+
+impl Arena {
+    /// Appends `bytes`.
+    fn push(&mut self, bytes: &[u8]) -> ArenaSpan {
+        let fits = self
+            .chunks
+            .last()
+            .is_some_and(|c| c.capacity() - c.len() >= bytes.len());
+        if !fits {
+            let size = self
+                .len
+                .clamp(*ARENA_CHUNKS.start(), *ARENA_CHUNKS.end())
+                .max(bytes.len());
+            self.chunks.push(Vec::with_capacity(size));
+        }
+        let chunk = self.chunks.len() - 1;
+        let buffer = &mut self.chunks[chunk];
+        let offset = buffer.len();
+        buffer.extend_from_slice(bytes);
+        self.len += bytes.len();
+        ArenaSpan {
+            chunk,
+            offset,
+            len: bytes.len(),
+        }
+    }
+
+    fn get(&self, at: ArenaSpan) -> &[u8] {
+        &self.chunks[at.chunk][at.offset..at.offset + at.len]
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}
 
 /// Longest join key kept inline in the key map (an encoded number takes 9 bytes).
 const INLINE_KEY: usize = 22;
@@ -316,7 +371,7 @@ struct SideRows {
     slots: Vec<Stored>,
     /// The first slot of removed rows (chained through `next`), reused before the slab grows.
     free: usize,
-    arena: Vec<u8>,
+    arena: Arena,
     /// Bytes of the arena no row uses.
     garbage: usize,
     /// The side's input only inserts, so a row is stored without looking for a copy of it
@@ -370,8 +425,8 @@ impl<'a> Iterator for Chain<'a> {
 }
 
 /// The bytes of `stored` in `arena`.
-fn stored_bytes<'a>(arena: &'a [u8], stored: &Stored) -> &'a [u8] {
-    &arena[stored.offset..stored.offset + stored.len]
+fn stored_bytes<'a>(arena: &'a Arena, stored: &Stored) -> &'a [u8] {
+    arena.get(stored.at)
 }
 
 impl KeyRows {
@@ -383,7 +438,7 @@ impl KeyRows {
     }
 
     /// The slot of `row` (of the side with slab `slots` and arena `arena`).
-    fn find(&mut self, slots: &[Stored], arena: &[u8], row: &[u8]) -> Option<usize> {
+    fn find(&mut self, slots: &[Stored], arena: &Arena, row: &[u8]) -> Option<usize> {
         let search = |head| {
             Chain { slots, next: head }
                 .find(|(_, s)| stored_bytes(arena, s) == row)
@@ -432,7 +487,7 @@ impl SideRows {
             keys: FastMap::default(),
             slots: Vec::new(),
             free: NONE,
-            arena: Vec::new(),
+            arena: Arena::default(),
             garbage: 0,
             insert_only,
         })
@@ -487,20 +542,18 @@ impl SideRows {
     fn append(
         slots: &mut Vec<Stored>,
         free: &mut usize,
-        arena: &mut Vec<u8>,
+        arena: &mut Arena,
         rows: &mut KeyRows,
         row: &[u8],
         count: usize,
         associations: usize,
     ) {
         let stored = Stored {
-            offset: arena.len(),
-            len: row.len(),
+            at: arena.push(row),
             next: NONE,
             count,
             associations,
         };
-        arena.extend_from_slice(row);
         let slot = match slots.get_mut(*free) {
             Some(reused) => {
                 let slot = *free;
@@ -586,7 +639,7 @@ impl SideRows {
         let s = &mut self.slots[slot];
         s.next = self.free;
         self.free = slot;
-        self.garbage += s.len;
+        self.garbage += s.at.len;
         if rows.len == 0 {
             self.keys.remove(key);
         }
@@ -594,7 +647,7 @@ impl SideRows {
             // Nothing held: start over (and give the memory back).
             self.slots = Vec::new();
             self.free = NONE;
-            self.arena = Vec::new();
+            self.arena = Arena::default();
             self.garbage = 0;
         } else if self.garbage >= COMPACT_FROM && self.garbage * 2 >= self.arena.len() {
             self.compact();
@@ -603,13 +656,11 @@ impl SideRows {
 
     /// Moves the bytes of every held row to a new arena, key by key.
     fn compact(&mut self) {
-        let mut arena = Vec::with_capacity(self.arena.len() - self.garbage);
+        let mut arena = Arena::default();
         for rows in self.keys.values() {
             let mut slot = rows.head;
             while let Some(s) = self.slots.get_mut(slot) {
-                let offset = arena.len();
-                arena.extend_from_slice(stored_bytes(&self.arena, s));
-                s.offset = offset;
+                s.at = arena.push(stored_bytes(&self.arena, s));
                 slot = s.next;
             }
         }
@@ -1015,7 +1066,7 @@ impl SideRows {
     /// Replaces the rows with those of the entries of `table`.
     fn read(&mut self, snapshot: &KeyedSnapshot<'_>, table: u8) -> Result<(), RuntimeError> {
         let (mut keys, mut slots, mut free, mut arena) =
-            (FastMap::default(), Vec::new(), NONE, Vec::new());
+            (FastMap::default(), Vec::new(), NONE, Arena::default());
         let width = self.types.len();
         snapshot.read_table(table, "a join", |key, r| {
             let n = r.length()?;
@@ -1435,7 +1486,27 @@ pub(super) mod tests {
         side.retract(b"k", b"c");
         side.retract(b"k", b"d");
         assert!(side.keys.is_empty());
-        assert!(side.slots.is_empty() && side.arena.is_empty());
+        assert!(side.slots.is_empty() && side.arena.len() == 0);
+    }
+
+    /// Rows never move once appended: chunks fill up and new ones start (sized by what is
+    /// held, or by a row longer than that).
+    #[test]
+    fn arena_rows_stay_where_they_were_put_across_chunks() {
+        let mut arena = Arena::default();
+        let rows: Vec<Vec<u8>> = (0..5000usize)
+            .map(|i| vec![(i % 251) as u8; 1 + i % 700])
+            .chain([vec![9; 3 << 20]])
+            .collect();
+        let spans: Vec<ArenaSpan> = rows.iter().map(|r| arena.push(r)).collect();
+        assert!(arena.chunks.len() > 3);
+        assert_eq!(arena.len(), rows.iter().map(Vec::len).sum::<usize>());
+        for (row, at) in rows.iter().zip(&spans) {
+            assert_eq!(arena.get(*at), row.as_slice());
+        }
+        // The first chunk was filled without ever growing past its size.
+        assert_eq!(arena.chunks[0].capacity(), *ARENA_CHUNKS.start());
+        assert!(arena.chunks.iter().all(|c| c.len() <= c.capacity()));
     }
 
     /// Once removed rows make up half of the arena, the held rows move to a new arena and keep
