@@ -327,9 +327,7 @@ pub fn create(
             spec,
             &input,
             schema,
-            inputs
-                .first()
-                .is_some_and(|i| i.changelog == riffle_plan::ChangelogMode::InsertOnly),
+            inputs.first().is_some_and(|i| inserts_only(i)),
         )?,
         OperatorKind::MatchRecognize(spec) => Box::new(match_recognize::MatchRecognize::new(
             spec, &input, schema, session,
@@ -439,11 +437,16 @@ fn create_join(
             spec,
             condition,
             inputs,
-            [left, right].map(|input| input.changelog == riffle_plan::ChangelogMode::InsertOnly),
+            [left, right].map(|input| inserts_only(input)),
             combined,
             schema,
         )?),
     })
+}
+
+/// Whether `input` emits only insertions (its planned changelog mode is `[I]`).
+fn inserts_only(input: &Operator) -> bool {
+    input.changelog == riffle_plan::ChangelogMode::InsertOnly
 }
 
 /// Evaluates an expression to an array of `rows` values.
