@@ -488,6 +488,9 @@ fn restore_operator(
     }
 }
 
+/// How many temporary state directories this process has handed out.
+static EPHEMERAL_STATE_DIRS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Where subtask `task` keeps its keyed state: `state.backend.type`; RocksDB works in the
 /// job's checkpoint directory when checkpointing, else in a temporary directory.
 fn state_context(
@@ -531,9 +534,14 @@ fn state_context(
         }
         None => operators::StateContext {
             backend,
-            working_dir: std::env::temp_dir()
-                .join(format!("riffle-state-{}", std::process::id()))
-                .join(name),
+            // One directory per subtask straight under the temporary directory, numbered
+            // across the process: jobs that run side by side never share one, and removing it
+            // when the state closes leaves nothing behind.
+            working_dir: std::env::temp_dir().join(format!(
+                "riffle-state-{}-{}-{name}",
+                std::process::id(),
+                EPHEMERAL_STATE_DIRS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            )),
             ephemeral: true,
             checkpoint_dir: None,
             restore_dir: None,

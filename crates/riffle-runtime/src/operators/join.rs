@@ -236,23 +236,34 @@ impl PairCondition {
 /// A stored row: where its columns (in Arrow's row format) are in its side's arena, the next
 /// row of its key, how many copies of it are held, and (outer and semi/anti sides) how many
 /// rows of the other side it matches.
+///
+/// Slots are 32 bits (a side holds fewer than 2³² rows; the slab of 32-byte slots would take
+/// 128 GiB before that): a smaller slot means fewer cache misses and less to copy as the
+/// slab grows, which the join's cost is made of when it holds millions of rows.
 struct Stored {
     at: ArenaSpan,
     /// The slot of the next row of the same key (or of the next free slot), [`NONE`] at the end.
-    next: usize,
-    count: usize,
-    associations: usize,
+    next: Slot,
+    count: u64,
+    associations: u64,
 }
 
+// The layout the comments above rely on.
+const _: () = assert!(std::mem::size_of::<Stored>() == 32);
+const _: () = assert!(std::mem::size_of::<(Key, KeyRows)>() == 32);
+
+/// The index of a [`Stored`] row in its side's slab.
+type Slot = u32;
+
 /// The end of a chain of slots.
-const NONE: usize = usize::MAX;
+const NONE: Slot = Slot::MAX;
 
 /// Where a stored row's bytes are in an [`Arena`].
 #[derive(Clone, Copy)]
 struct ArenaSpan {
-    chunk: usize,
-    offset: usize,
-    len: usize,
+    chunk: u32,
+    offset: u32,
+    len: u32,
 }
 
 /// Bytes of stored rows, appended to chunks that never move: growing the arena copies
@@ -269,8 +280,14 @@ struct Arena {
 const ARENA_CHUNKS: std::ops::RangeInclusive<usize> = (1 << 12)..=(1 << 20);
 
 impl Arena {
-    /// Appends `bytes`.
-    fn push(&mut self, bytes: &[u8]) -> ArenaSpan {
+    /// Appends `bytes` (a row of up to 4 GiB).
+    fn push(&mut self, bytes: &[u8]) -> Result<ArenaSpan, RuntimeError> {
+        let len = u32::try_from(bytes.len()).map_err(|_| {
+            RuntimeError::new(format!(
+                "a join input row of {} bytes is longer than a join can hold (4 GiB)",
+                bytes.len()
+            ))
+        })?;
         let fits = self
             .chunks
             .last()
@@ -284,18 +301,21 @@ impl Arena {
         }
         let chunk = self.chunks.len() - 1;
         let buffer = &mut self.chunks[chunk];
-        let offset = buffer.len();
+        // A chunk holds at most 1 MiB or one row, so offsets within it fit as lengths do.
+        let offset = buffer.len() as u32;
         buffer.extend_from_slice(bytes);
         self.len += bytes.len();
-        ArenaSpan {
-            chunk,
+        Ok(ArenaSpan {
+            chunk: u32::try_from(chunk)
+                .map_err(|_| RuntimeError::new("a join side holds more than 2³² arena chunks"))?,
             offset,
-            len: bytes.len(),
-        }
+            len,
+        })
     }
 
     fn get(&self, at: ArenaSpan) -> &[u8] {
-        &self.chunks[at.chunk][at.offset..at.offset + at.len]
+        let start = at.offset as usize;
+        &self.chunks[at.chunk as usize][start..start + at.len as usize]
     }
 
     fn len(&self) -> usize {
@@ -303,14 +323,16 @@ impl Arena {
     }
 }
 
-/// Longest join key kept inline in the key map (an encoded number takes 9 bytes).
-const INLINE_KEY: usize = 22;
+/// Longest join key kept inline in the key map (an encoded number takes 9 bytes, a string of
+/// up to 8 bytes 10).
+const INLINE_KEY: usize = 14;
 
-/// A join key as held by the key map: short keys inline, so that finding one compares bytes
-/// held in the map itself and dropping the map frees nothing per key.
+/// A join key as held by the key map, in 16 bytes: short keys inline, so that finding one
+/// compares bytes held in the map itself and dropping the map frees nothing per key; longer
+/// ones behind a thin pointer.
 enum Key {
     Inline { len: u8, bytes: [u8; INLINE_KEY] },
-    Heap(Box<[u8]>),
+    Heap(Box<Box<[u8]>>),
 }
 
 impl Key {
@@ -330,7 +352,7 @@ impl From<&[u8]> for Key {
                 bytes[..key.len()].copy_from_slice(key);
                 Key::Inline { len, bytes }
             }
-            _ => Key::Heap(Box::from(key)),
+            _ => Key::Heap(Box::new(Box::from(key))),
         }
     }
 }
@@ -368,9 +390,14 @@ struct SideRows {
     converter: RowConverter,
     types: Vec<DataType>,
     keys: FastMap<Key, KeyRows>,
+    /// Slot of a row by the hash of its bytes, for keys with [`INDEX_FROM`] rows or more, by
+    /// the first slot of the key (built when first needed, dropped when a row of the key is
+    /// removed). Rows whose hash collides with an indexed one are not indexed and are found by
+    /// a linear search. Kept apart from [`KeyRows`] so that the key map's entries stay small.
+    indexes: FastMap<Slot, FastMap<u64, Slot>>,
     slots: Vec<Stored>,
     /// The first slot of removed rows (chained through `next`), reused before the slab grows.
-    free: usize,
+    free: Slot,
     arena: Arena,
     /// Bytes of the arena no row uses.
     garbage: usize,
@@ -381,7 +408,7 @@ struct SideRows {
 
 /// A key holding at least this many distinct rows finds a row through a hash index instead of
 /// comparing it with every row (keys such as q7's price hold thousands of rows).
-const INDEX_FROM: usize = 16;
+const INDEX_FROM: u32 = 16;
 
 /// Removed rows' bytes are compacted away once there are at least this many (and they make
 /// up half of the arena).
@@ -389,13 +416,9 @@ const COMPACT_FROM: usize = 1 << 16;
 
 /// The distinct rows of one join key: the chain of their slots.
 struct KeyRows {
-    head: usize,
-    tail: usize,
-    len: usize,
-    /// Slot of a row by the hash of its bytes, for keys with [`INDEX_FROM`] rows or more
-    /// (built when first needed, dropped when a row is removed). Rows whose hash collides with
-    /// an indexed one are not indexed and are found by a linear search.
-    index: Option<Box<FastMap<u64, usize>>>,
+    head: Slot,
+    tail: Slot,
+    len: u32,
 }
 
 impl KeyRows {
@@ -403,22 +426,21 @@ impl KeyRows {
         head: NONE,
         tail: NONE,
         len: 0,
-        index: None,
     };
 }
 
 /// The slots of a key's rows, in arrival order.
 struct Chain<'a> {
     slots: &'a [Stored],
-    next: usize,
+    next: Slot,
 }
 
 impl<'a> Iterator for Chain<'a> {
-    type Item = (usize, &'a Stored);
+    type Item = (Slot, &'a Stored);
 
     fn next(&mut self) -> Option<Self::Item> {
         let slot = self.next;
-        let stored = self.slots.get(slot)?;
+        let stored = self.slots.get(slot as usize)?;
         self.next = stored.next;
         Some((slot, stored))
     }
@@ -437,29 +459,35 @@ impl KeyRows {
         }
     }
 
-    /// The slot of `row` (of the side with slab `slots` and arena `arena`).
-    fn find(&mut self, slots: &[Stored], arena: &Arena, row: &[u8]) -> Option<usize> {
-        let search = |head| {
-            Chain { slots, next: head }
+    /// The slot of `row` (of the side with slab `slots`, arena `arena` and indexes
+    /// `indexes`).
+    fn find(
+        &self,
+        indexes: &mut FastMap<Slot, FastMap<u64, Slot>>,
+        slots: &[Stored],
+        arena: &Arena,
+        row: &[u8],
+    ) -> Option<Slot> {
+        let search = || {
+            self.chain(slots)
                 .find(|(_, s)| stored_bytes(arena, s) == row)
                 .map(|(slot, _)| slot)
         };
         if self.len < INDEX_FROM {
-            return search(self.head);
+            return search();
         }
-        let head = self.head;
-        let index = self.index.get_or_insert_with(|| {
-            let mut index = Box::new(FastMap::with_capacity(self.len));
-            for (slot, s) in (Chain { slots, next: head }) {
+        let index = indexes.entry(self.head).or_insert_with(|| {
+            let mut index = FastMap::with_capacity(self.len as usize);
+            for (slot, s) in self.chain(slots) {
                 let hash = index.hasher().hash_one(stored_bytes(arena, s));
                 index.entry(hash).or_insert(slot);
             }
             index
         });
         match index.get(&index.hasher().hash_one(row)) {
-            Some(&slot) if stored_bytes(arena, &slots[slot]) == row => Some(slot),
+            Some(&slot) if stored_bytes(arena, &slots[slot as usize]) == row => Some(slot),
             // A collision: the row may be held without being indexed.
-            Some(_) => search(head),
+            Some(_) => search(),
             None => None,
         }
     }
@@ -485,6 +513,7 @@ impl SideRows {
             converter,
             types,
             keys: FastMap::default(),
+            indexes: FastMap::default(),
             slots: Vec::new(),
             free: NONE,
             arena: Arena::default(),
@@ -525,7 +554,7 @@ impl SideRows {
     }
 
     /// The slots and bytes of the rows of `key`, in arrival order.
-    fn rows_of<'a>(&'a self, key: &[u8]) -> impl Iterator<Item = (usize, &'a [u8])> + 'a {
+    fn rows_of<'a>(&'a self, key: &[u8]) -> impl Iterator<Item = (Slot, &'a [u8])> + 'a {
         let chain = match self.keys.get(key) {
             Some(rows) => rows.chain(&self.slots),
             None => KeyRows::EMPTY.chain(&self.slots),
@@ -533,28 +562,30 @@ impl SideRows {
         chain.map(|(slot, s)| (slot, stored_bytes(&self.arena, s)))
     }
 
-    /// Every row by slot, to update match counts.
-    fn slots_mut(&mut self) -> &mut [Stored] {
-        &mut self.slots
+    /// The row in slot `slot`, to update its match count.
+    fn slot_mut(&mut self, slot: Slot) -> &mut Stored {
+        &mut self.slots[slot as usize]
     }
 
     /// Appends `row` (not held yet) to the rows `rows` of a key.
+    #[allow(clippy::too_many_arguments)]
     fn append(
+        indexes: &mut FastMap<Slot, FastMap<u64, Slot>>,
         slots: &mut Vec<Stored>,
-        free: &mut usize,
+        free: &mut Slot,
         arena: &mut Arena,
         rows: &mut KeyRows,
         row: &[u8],
-        count: usize,
-        associations: usize,
-    ) {
+        count: u64,
+        associations: u64,
+    ) -> Result<(), RuntimeError> {
         let stored = Stored {
-            at: arena.push(row),
+            at: arena.push(row)?,
             next: NONE,
             count,
             associations,
         };
-        let slot = match slots.get_mut(*free) {
+        let slot = match slots.get_mut(*free as usize) {
             Some(reused) => {
                 let slot = *free;
                 *free = reused.next;
@@ -562,27 +593,35 @@ impl SideRows {
                 slot
             }
             None => {
+                let slot = Slot::try_from(slots.len())
+                    .ok()
+                    .filter(|slot| *slot != NONE)
+                    .ok_or_else(|| {
+                        RuntimeError::new("a join side holds more rows than it can (2³² - 1)")
+                    })?;
                 slots.push(stored);
-                slots.len() - 1
+                slot
             }
         };
-        match slots.get_mut(rows.tail) {
+        match slots.get_mut(rows.tail as usize) {
             Some(tail) => tail.next = slot,
             None => rows.head = slot,
         }
         rows.tail = slot;
         rows.len += 1;
-        if let Some(index) = &mut rows.index {
+        if let Some(index) = indexes.get_mut(&rows.head) {
             let hash = index.hasher().hash_one(row);
             index.entry(hash).or_insert(slot);
         }
+        Ok(())
     }
 
     /// Adds one copy of `row`; its match count becomes `associations` (as Flink's state
     /// views do).
-    fn add(&mut self, key: &[u8], row: &[u8], associations: usize) {
+    fn add(&mut self, key: &[u8], row: &[u8], associations: u64) -> Result<(), RuntimeError> {
         let Self {
             keys,
+            indexes,
             slots,
             free,
             arena,
@@ -594,32 +633,37 @@ impl SideRows {
             EntryRef::Occupied(e) => e.into_mut(),
             EntryRef::Vacant(e) => e.insert_with_key(Key::from(key), KeyRows::EMPTY),
         };
-        if *insert_only {
-            return Self::append(slots, free, arena, rows, row, 1, associations);
-        }
-        match rows.find(slots, arena, row) {
+        let held = if *insert_only {
+            None
+        } else {
+            rows.find(indexes, slots, arena, row)
+        };
+        match held {
             Some(slot) => {
-                let s = &mut slots[slot];
+                let s = &mut slots[slot as usize];
                 s.count += 1;
                 s.associations = associations;
+                Ok(())
             }
-            None => Self::append(slots, free, arena, rows, row, 1, associations),
+            None => Self::append(indexes, slots, free, arena, rows, row, 1, associations),
         }
     }
 
     /// Removes one copy of `row` (nothing when it is not held).
-    fn retract(&mut self, key: &[u8], row: &[u8]) {
+    fn retract(&mut self, key: &[u8], row: &[u8]) -> Result<(), RuntimeError> {
         let Some(rows) = self.keys.get_mut(key) else {
-            return;
+            return Ok(());
         };
-        let Some(slot) = rows.find(&self.slots, &self.arena, row) else {
-            return;
+        let Some(slot) = rows.find(&mut self.indexes, &self.slots, &self.arena, row) else {
+            return Ok(());
         };
-        let s = &mut self.slots[slot];
+        let s = &mut self.slots[slot as usize];
         s.count -= 1;
         if s.count > 0 {
-            return;
+            return Ok(());
         }
+        // A row colliding with the removed one's hash may not be indexed: index again.
+        self.indexes.remove(&rows.head);
         // Unlink the slot from its key's chain and free it.
         let next = s.next;
         let previous = rows
@@ -627,19 +671,17 @@ impl SideRows {
             .find(|(_, s)| s.next == slot)
             .map(|(previous, _)| previous);
         match previous {
-            Some(previous) => self.slots[previous].next = next,
+            Some(previous) => self.slots[previous as usize].next = next,
             None => rows.head = next,
         }
         if rows.tail == slot {
             rows.tail = previous.unwrap_or(NONE);
         }
         rows.len -= 1;
-        // A row colliding with the removed one's hash may not be indexed: index again.
-        rows.index = None;
-        let s = &mut self.slots[slot];
+        let s = &mut self.slots[slot as usize];
         s.next = self.free;
         self.free = slot;
-        self.garbage += s.at.len;
+        self.garbage += s.at.len as usize;
         if rows.len == 0 {
             self.keys.remove(key);
         }
@@ -650,22 +692,24 @@ impl SideRows {
             self.arena = Arena::default();
             self.garbage = 0;
         } else if self.garbage >= COMPACT_FROM && self.garbage * 2 >= self.arena.len() {
-            self.compact();
+            self.compact()?;
         }
+        Ok(())
     }
 
     /// Moves the bytes of every held row to a new arena, key by key.
-    fn compact(&mut self) {
+    fn compact(&mut self) -> Result<(), RuntimeError> {
         let mut arena = Arena::default();
         for rows in self.keys.values() {
             let mut slot = rows.head;
-            while let Some(s) = self.slots.get_mut(slot) {
-                s.at = arena.push(stored_bytes(&self.arena, s));
+            while let Some(s) = self.slots.get_mut(slot as usize) {
+                s.at = arena.push(stored_bytes(&self.arena, s))?;
                 slot = s.next;
             }
         }
         self.arena = arena;
         self.garbage = 0;
+        Ok(())
     }
 }
 
@@ -673,7 +717,7 @@ impl SideRows {
 #[derive(Clone, Copy)]
 struct Match {
     /// Its slot in the other side's rows.
-    index: usize,
+    slot: Slot,
     /// Its row in [`Probe::columns`].
     candidate: u32,
 }
@@ -807,10 +851,10 @@ impl Join {
         let mut end = start;
         while end < batch.num_rows() && (end == start || candidates.len() < PROBE_PAIRS) {
             if keys.matchable[end] {
-                for (index, bytes) in stored.rows_of(keys.rows.row(end).data()) {
+                for (slot, bytes) in stored.rows_of(keys.rows.row(end).data()) {
                     rows.push(end as u32);
                     found.push(Match {
-                        index,
+                        slot,
                         candidate: candidates.len() as u32,
                     });
                     candidates.push(bytes);
@@ -872,16 +916,15 @@ impl Join {
         bytes: &[u8],
         matched: &[Match],
         out: &mut Joined,
-    ) {
+    ) -> Result<(), RuntimeError> {
         let (input_outer, other_outer) = (self.outer(side), self.outer(1 - side));
         let (own, other) = Self::split(&mut self.sides, side);
-        let stored = other.slots_mut();
-        let copies: usize = matched.iter().map(|m| stored[m.index].count).sum();
+        let copies: u64 = matched.iter().map(|m| other.slot_mut(m.slot).count).sum();
         if kind.is_addition() {
             if other_outer {
                 // The other side's rows lose their padded form on their first match.
                 for m in matched {
-                    let s = &mut stored[m.index];
+                    let s = other.slot_mut(m.slot);
                     if s.associations == 0 {
                         for _ in 0..s.count {
                             out.push(RowKind::Delete, None, Some(m.candidate));
@@ -899,29 +942,29 @@ impl Join {
                 out.push(RowKind::Insert, Some(row), None);
             }
             for m in matched {
-                for _ in 0..stored[m.index].count {
+                for _ in 0..other.slot_mut(m.slot).count {
                     out.push(out_kind, Some(row), Some(m.candidate));
                 }
             }
-            own.add(key, bytes, copies);
+            own.add(key, bytes, copies)?;
         } else {
-            own.retract(key, bytes);
+            own.retract(key, bytes)?;
             if matched.is_empty() {
                 if input_outer {
                     out.push(RowKind::Delete, Some(row), None);
                 }
-                return;
+                return Ok(());
             }
             let out_kind = if input_outer { RowKind::Delete } else { kind };
             for m in matched {
-                for _ in 0..stored[m.index].count {
+                for _ in 0..other.slot_mut(m.slot).count {
                     out.push(out_kind, Some(row), Some(m.candidate));
                 }
             }
             if other_outer {
                 // The other side's rows fall back to their padded form on their last match.
                 for m in matched {
-                    let s = &mut stored[m.index];
+                    let s = other.slot_mut(m.slot);
                     if s.associations == 1 {
                         for _ in 0..s.count {
                             out.push(RowKind::Insert, None, Some(m.candidate));
@@ -931,6 +974,7 @@ impl Join {
                 }
             }
         }
+        Ok(())
     }
 
     /// One row of a semi or anti join (Flink's `StreamingSemiAntiJoinOperator`): left rows are
@@ -945,30 +989,28 @@ impl Join {
         bytes: &[u8],
         matched: &[Match],
         out: &mut Joined,
-    ) {
+    ) -> Result<(), RuntimeError> {
         let anti = self.join_type == JoinType::Anti;
         let add = kind.is_addition();
         let (own, other) = Self::split(&mut self.sides, side);
-        let stored = other.slots_mut();
         if side == 0 {
             if matched.is_empty() == anti {
                 out.push(kind, Some(row), None);
             }
-            if add {
-                let copies = matched.iter().map(|m| stored[m.index].count).sum();
-                own.add(key, bytes, copies);
+            return if add {
+                let copies = matched.iter().map(|m| other.slot_mut(m.slot).count).sum();
+                own.add(key, bytes, copies)
             } else {
-                own.retract(key, bytes);
-            }
-            return;
+                own.retract(key, bytes)
+            };
         }
         if add {
-            own.add(key, bytes, 0);
+            own.add(key, bytes, 0)?;
         } else {
-            own.retract(key, bytes);
+            own.retract(key, bytes)?;
         }
         for m in matched {
-            let s = &mut stored[m.index];
+            let s = other.slot_mut(m.slot);
             let flips = if add {
                 s.associations == 0
             } else {
@@ -990,6 +1032,7 @@ impl Join {
                 s.associations.saturating_sub(1)
             };
         }
+        Ok(())
     }
 
     /// Emits `joined`: the input side's columns taken from `batch` (of side `side`), the other
@@ -1049,13 +1092,13 @@ impl SideRows {
     fn write(&self, out: &mut KeyedSnapshotWriter, table: u8) -> Result<(), RuntimeError> {
         for (key, rows) in &self.keys {
             out.entry(table, key.bytes(), |w| {
-                w.length(rows.len);
+                w.u64(u64::from(rows.len));
                 for (_, s) in rows.chain(&self.slots) {
                     if !self.types.is_empty() {
                         w.bytes(stored_bytes(&self.arena, s));
                     }
-                    w.length(s.count);
-                    w.length(s.associations);
+                    w.u64(s.count);
+                    w.u64(s.associations);
                 }
                 Ok(())
             })?;
@@ -1065,16 +1108,22 @@ impl SideRows {
 
     /// Replaces the rows with those of the entries of `table`.
     fn read(&mut self, snapshot: &KeyedSnapshot<'_>, table: u8) -> Result<(), RuntimeError> {
-        let (mut keys, mut slots, mut free, mut arena) =
-            (FastMap::default(), Vec::new(), NONE, Arena::default());
+        let (mut keys, mut indexes, mut slots, mut free, mut arena) = (
+            FastMap::default(),
+            FastMap::default(),
+            Vec::new(),
+            NONE,
+            Arena::default(),
+        );
         let width = self.types.len();
         snapshot.read_table(table, "a join", |key, r| {
             let n = r.length()?;
             let mut rows = KeyRows::EMPTY;
             for _ in 0..n {
                 let row = if width == 0 { &[][..] } else { r.bytes()? };
-                let (count, associations) = (r.u64()? as usize, r.u64()? as usize);
+                let (count, associations) = (r.u64()?, r.u64()?);
                 Self::append(
+                    &mut indexes,
                     &mut slots,
                     &mut free,
                     &mut arena,
@@ -1082,14 +1131,15 @@ impl SideRows {
                     row,
                     count,
                     associations,
-                );
+                )?;
             }
             if rows.len > 0 {
                 keys.insert(Key::from(key), rows);
             }
             Ok(())
         })?;
-        (self.keys, self.slots, self.free, self.arena) = (keys, slots, free, arena);
+        (self.keys, self.indexes, self.slots, self.free, self.arena) =
+            (keys, indexes, slots, free, arena);
         self.garbage = 0;
         Ok(())
     }
@@ -1140,9 +1190,9 @@ impl StreamOperator for Join {
                 let (kind, key, bytes) = (batch.kind(row), keys.rows.row(row), rows.row(row));
                 let matched = probe.of(start, row);
                 if self.join_type.left_only() {
-                    self.semi_anti_row(side, kind, key.data(), row, bytes, matched, &mut joined);
+                    self.semi_anti_row(side, kind, key.data(), row, bytes, matched, &mut joined)?;
                 } else {
-                    self.join_row(side, kind, key.data(), row, bytes, matched, &mut joined);
+                    self.join_row(side, kind, key.data(), row, bytes, matched, &mut joined)?;
                 }
             }
             self.emit(side, &batch.batch, &probe, joined, out)?;
@@ -1387,7 +1437,7 @@ pub(super) mod tests {
     }
 
     /// The rows of `key` as (bytes, copies, match count).
-    fn held(side: &SideRows, key: &[u8]) -> Vec<(String, usize, usize)> {
+    fn held(side: &SideRows, key: &[u8]) -> Vec<(String, u64, u64)> {
         let rows = side.keys.get(key);
         let chain = rows.map(|r| r.chain(&side.slots)).into_iter().flatten();
         chain
@@ -1403,41 +1453,41 @@ pub(super) mod tests {
     #[test]
     fn a_key_with_many_rows_finds_them_through_its_index() {
         let mut side = side();
-        let row = |i: usize| format!("row{i}").into_bytes();
+        let row = |i: u32| format!("row{i}").into_bytes();
         for i in 0..INDEX_FROM * 2 {
-            side.add(b"k", &row(i), 0);
+            side.add(b"k", &row(i), 0).unwrap();
         }
         let find = |side: &mut SideRows, row: &[u8]| {
             let SideRows {
-                keys, slots, arena, ..
+                keys,
+                indexes,
+                slots,
+                arena,
+                ..
             } = side;
-            let rows = keys.get_mut(&b"k"[..]).expect("key");
-            rows.find(slots, arena, row)
+            let rows = keys.get(&b"k"[..]).expect("key");
+            rows.find(indexes, slots, arena, row)
         };
+        let indexed = |side: &SideRows| side.indexes.contains_key(&side.keys[&b"k"[..]].head);
         assert_eq!(find(&mut side, b"row20"), Some(20));
-        assert!(side.keys[&b"k"[..]].index.is_some());
+        assert!(indexed(&side));
         assert_eq!(find(&mut side, b"absent"), None);
-        side.add(b"k", &row(100), 0);
+        side.add(b"k", &row(100), 0).unwrap();
         assert_eq!(find(&mut side, b"row100"), Some(INDEX_FROM * 2));
-        side.retract(b"k", b"row3");
-        assert!(side.keys[&b"k"[..]].index.is_none());
+        side.retract(b"k", b"row3").unwrap();
+        assert!(!indexed(&side));
         assert_eq!(find(&mut side, b"row20"), Some(20));
         assert_eq!(find(&mut side, b"row3"), None);
         // The freed slot is reused, and the new row is last in arrival order.
-        side.add(b"k", b"new", 0);
+        side.add(b"k", b"new", 0).unwrap();
         assert_eq!(find(&mut side, b"new"), Some(3));
         let held = held(&side, b"k");
-        assert_eq!(held.len(), INDEX_FROM * 2 + 1);
+        assert_eq!(held.len(), INDEX_FROM as usize * 2 + 1);
         assert_eq!(held[3].0, "row4");
         assert_eq!(held.last().map(|h| h.0.as_str()), Some("new"));
         // Point the hash of `row5` at another row, as a collision would: found by searching.
-        let index = side
-            .keys
-            .get_mut(&b"k"[..])
-            .unwrap()
-            .index
-            .as_mut()
-            .unwrap();
+        let head = side.keys[&b"k"[..]].head;
+        let index = side.indexes.get_mut(&head).unwrap();
         let hash = index.hasher().hash_one(&b"row5"[..]);
         index.insert(hash, 0);
         assert_eq!(find(&mut side, b"row5"), Some(5));
@@ -1449,11 +1499,11 @@ pub(super) mod tests {
     fn duplicates_are_counted_and_removed_from_any_place_in_the_chain() {
         let mut side = side();
         for _ in 0..1000 {
-            side.add(b"k", b"dup", 0);
+            side.add(b"k", b"dup", 0).unwrap();
         }
-        side.add(b"k", b"a", 3);
-        side.add(b"k", b"b", 0);
-        side.add(b"k", b"a", 5);
+        side.add(b"k", b"a", 3).unwrap();
+        side.add(b"k", b"b", 0).unwrap();
+        side.add(b"k", b"a", 5).unwrap();
         assert_eq!(
             held(&side, b"k"),
             [
@@ -1463,28 +1513,28 @@ pub(super) mod tests {
             ]
         );
         for _ in 0..999 {
-            side.retract(b"k", b"dup");
+            side.retract(b"k", b"dup").unwrap();
         }
-        side.retract(b"k", b"absent");
-        side.retract(b"other", b"a");
+        side.retract(b"k", b"absent").unwrap();
+        side.retract(b"other", b"a").unwrap();
         assert_eq!(held(&side, b"k")[0], ("dup".to_string(), 1, 0));
         // The middle row, then the tail, then the head: appending still works after each.
-        side.retract(b"k", b"a");
-        side.retract(b"k", b"a");
-        side.retract(b"k", b"b");
-        side.add(b"k", b"c", 0);
+        side.retract(b"k", b"a").unwrap();
+        side.retract(b"k", b"a").unwrap();
+        side.retract(b"k", b"b").unwrap();
+        side.add(b"k", b"c", 0).unwrap();
         assert_eq!(
             held(&side, b"k"),
             [("dup".to_string(), 1, 0), ("c".to_string(), 1, 0)]
         );
-        side.retract(b"k", b"dup");
-        side.add(b"k", b"d", 0);
+        side.retract(b"k", b"dup").unwrap();
+        side.add(b"k", b"d", 0).unwrap();
         assert_eq!(
             held(&side, b"k"),
             [("c".to_string(), 1, 0), ("d".to_string(), 1, 0)]
         );
-        side.retract(b"k", b"c");
-        side.retract(b"k", b"d");
+        side.retract(b"k", b"c").unwrap();
+        side.retract(b"k", b"d").unwrap();
         assert!(side.keys.is_empty());
         assert!(side.slots.is_empty() && side.arena.len() == 0);
     }
@@ -1498,7 +1548,7 @@ pub(super) mod tests {
             .map(|i| vec![(i % 251) as u8; 1 + i % 700])
             .chain([vec![9; 3 << 20]])
             .collect();
-        let spans: Vec<ArenaSpan> = rows.iter().map(|r| arena.push(r)).collect();
+        let spans: Vec<ArenaSpan> = rows.iter().map(|r| arena.push(r).unwrap()).collect();
         assert!(arena.chunks.len() > 3);
         assert_eq!(arena.len(), rows.iter().map(Vec::len).sum::<usize>());
         for (row, at) in rows.iter().zip(&spans) {
@@ -1520,13 +1570,13 @@ pub(super) mod tests {
         let keys: [&[u8]; 3] = [b"a", b"b", &long_key];
         let row = |i: usize| format!("{i:0>100}").into_bytes();
         for i in 0..3000 {
-            side.add(keys[i % 3], &row(i), i % 5);
+            side.add(keys[i % 3], &row(i), (i % 5) as u64).unwrap();
         }
-        side.add(keys[1], &row(1), 9);
+        side.add(keys[1], &row(1), 9).unwrap();
         let before = side.arena.len();
         // Remove most rows (but not the one held twice): the arena shrinks.
         for i in (0..3000).filter(|i| i % 10 != 1) {
-            side.retract(keys[i % 3], &row(i));
+            side.retract(keys[i % 3], &row(i)).unwrap();
         }
         assert_eq!(side.arena.len() - side.garbage, 300 * 100);
         assert!(
@@ -1543,16 +1593,16 @@ pub(super) mod tests {
                     if i == 1 {
                         (bytes, 2, 9)
                     } else {
-                        (bytes, 1, i % 5)
+                        (bytes, 1, (i % 5) as u64)
                     }
                 })
                 .collect();
             assert_eq!(held(&side, key), want);
         }
         // The row held twice keeps its second copy, then goes.
-        side.retract(b"b", &row(1));
+        side.retract(b"b", &row(1)).unwrap();
         assert_eq!(held(&side, b"b")[0].1, 1);
-        side.retract(b"b", &row(1));
+        side.retract(b"b", &row(1)).unwrap();
         assert_eq!(held(&side, b"b")[0].0, String::from_utf8(row(31)).unwrap());
     }
 
