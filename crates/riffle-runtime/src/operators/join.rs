@@ -258,6 +258,73 @@ type Slot = u32;
 /// The end of a chain of slots.
 const NONE: Slot = Slot::MAX;
 
+/// Slots per page of a [`Slab`] (512 KiB of slots).
+const SLAB_PAGE: usize = 1 << 14;
+
+/// Stored rows by slot, in pages that never move: growing the slab copies nothing (a single
+/// doubling vector would copy every slot and fault fresh pages in each time it grows).
+#[derive(Default)]
+struct Slab {
+    pages: Vec<Vec<Stored>>,
+}
+
+impl Slab {
+    fn get(&self, slot: Slot) -> Option<&Stored> {
+        let slot = slot as usize;
+        self.pages.get(slot / SLAB_PAGE)?.get(slot % SLAB_PAGE)
+    }
+
+    fn get_mut(&mut self, slot: Slot) -> Option<&mut Stored> {
+        let slot = slot as usize;
+        self.pages
+            .get_mut(slot / SLAB_PAGE)?
+            .get_mut(slot % SLAB_PAGE)
+    }
+
+    /// Slots in use or free.
+    fn len(&self) -> usize {
+        self.pages
+            .last()
+            .map_or(0, |last| (self.pages.len() - 1) * SLAB_PAGE + last.len())
+    }
+
+    /// Stores `stored` in a new slot.
+    fn push(&mut self, stored: Stored) -> Result<Slot, RuntimeError> {
+        let slot = Slot::try_from(self.len())
+            .ok()
+            .filter(|slot| *slot != NONE)
+            .ok_or_else(|| {
+                RuntimeError::new("a join side holds more rows than it can (2³² - 1)")
+            })?;
+        match self.pages.last_mut() {
+            Some(page) if page.len() < SLAB_PAGE => page.push(stored),
+            _ => {
+                let mut page = Vec::with_capacity(SLAB_PAGE);
+                page.push(stored);
+                self.pages.push(page);
+            }
+        }
+        Ok(slot)
+    }
+}
+
+// Slots handed out by the slab itself, so indexing with one finds a row.
+impl std::ops::Index<Slot> for Slab {
+    type Output = Stored;
+
+    fn index(&self, slot: Slot) -> &Stored {
+        let slot = slot as usize;
+        &self.pages[slot / SLAB_PAGE][slot % SLAB_PAGE]
+    }
+}
+
+impl std::ops::IndexMut<Slot> for Slab {
+    fn index_mut(&mut self, slot: Slot) -> &mut Stored {
+        let slot = slot as usize;
+        &mut self.pages[slot / SLAB_PAGE][slot % SLAB_PAGE]
+    }
+}
+
 /// Where a stored row's bytes are in an [`Arena`].
 #[derive(Clone, Copy)]
 struct ArenaSpan {
@@ -395,7 +462,7 @@ struct SideRows {
     /// removed). Rows whose hash collides with an indexed one are not indexed and are found by
     /// a linear search. Kept apart from [`KeyRows`] so that the key map's entries stay small.
     indexes: FastMap<Slot, FastMap<u64, Slot>>,
-    slots: Vec<Stored>,
+    slots: Slab,
     /// The first slot of removed rows (chained through `next`), reused before the slab grows.
     free: Slot,
     arena: Arena,
@@ -431,7 +498,7 @@ impl KeyRows {
 
 /// The slots of a key's rows, in arrival order.
 struct Chain<'a> {
-    slots: &'a [Stored],
+    slots: &'a Slab,
     next: Slot,
 }
 
@@ -440,7 +507,7 @@ impl<'a> Iterator for Chain<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let slot = self.next;
-        let stored = self.slots.get(slot as usize)?;
+        let stored = self.slots.get(slot)?;
         self.next = stored.next;
         Some((slot, stored))
     }
@@ -452,7 +519,7 @@ fn stored_bytes<'a>(arena: &'a Arena, stored: &Stored) -> &'a [u8] {
 }
 
 impl KeyRows {
-    fn chain<'a>(&self, slots: &'a [Stored]) -> Chain<'a> {
+    fn chain<'a>(&self, slots: &'a Slab) -> Chain<'a> {
         Chain {
             slots,
             next: self.head,
@@ -464,7 +531,7 @@ impl KeyRows {
     fn find(
         &self,
         indexes: &mut FastMap<Slot, FastMap<u64, Slot>>,
-        slots: &[Stored],
+        slots: &Slab,
         arena: &Arena,
         row: &[u8],
     ) -> Option<Slot> {
@@ -485,7 +552,7 @@ impl KeyRows {
             index
         });
         match index.get(&index.hasher().hash_one(row)) {
-            Some(&slot) if stored_bytes(arena, &slots[slot as usize]) == row => Some(slot),
+            Some(&slot) if stored_bytes(arena, &slots[slot]) == row => Some(slot),
             // A collision: the row may be held without being indexed.
             Some(_) => search(),
             None => None,
@@ -514,7 +581,7 @@ impl SideRows {
             types,
             keys: FastMap::default(),
             indexes: FastMap::default(),
-            slots: Vec::new(),
+            slots: Slab::default(),
             free: NONE,
             arena: Arena::default(),
             garbage: 0,
@@ -564,14 +631,14 @@ impl SideRows {
 
     /// The row in slot `slot`, to update its match count.
     fn slot_mut(&mut self, slot: Slot) -> &mut Stored {
-        &mut self.slots[slot as usize]
+        &mut self.slots[slot]
     }
 
     /// Appends `row` (not held yet) to the rows `rows` of a key.
     #[allow(clippy::too_many_arguments)]
     fn append(
         indexes: &mut FastMap<Slot, FastMap<u64, Slot>>,
-        slots: &mut Vec<Stored>,
+        slots: &mut Slab,
         free: &mut Slot,
         arena: &mut Arena,
         rows: &mut KeyRows,
@@ -585,25 +652,16 @@ impl SideRows {
             count,
             associations,
         };
-        let slot = match slots.get_mut(*free as usize) {
+        let slot = match slots.get_mut(*free) {
             Some(reused) => {
                 let slot = *free;
                 *free = reused.next;
                 *reused = stored;
                 slot
             }
-            None => {
-                let slot = Slot::try_from(slots.len())
-                    .ok()
-                    .filter(|slot| *slot != NONE)
-                    .ok_or_else(|| {
-                        RuntimeError::new("a join side holds more rows than it can (2³² - 1)")
-                    })?;
-                slots.push(stored);
-                slot
-            }
+            None => slots.push(stored)?,
         };
-        match slots.get_mut(rows.tail as usize) {
+        match slots.get_mut(rows.tail) {
             Some(tail) => tail.next = slot,
             None => rows.head = slot,
         }
@@ -640,7 +698,7 @@ impl SideRows {
         };
         match held {
             Some(slot) => {
-                let s = &mut slots[slot as usize];
+                let s = &mut slots[slot];
                 s.count += 1;
                 s.associations = associations;
                 Ok(())
@@ -657,7 +715,7 @@ impl SideRows {
         let Some(slot) = rows.find(&mut self.indexes, &self.slots, &self.arena, row) else {
             return Ok(());
         };
-        let s = &mut self.slots[slot as usize];
+        let s = &mut self.slots[slot];
         s.count -= 1;
         if s.count > 0 {
             return Ok(());
@@ -671,14 +729,14 @@ impl SideRows {
             .find(|(_, s)| s.next == slot)
             .map(|(previous, _)| previous);
         match previous {
-            Some(previous) => self.slots[previous as usize].next = next,
+            Some(previous) => self.slots[previous].next = next,
             None => rows.head = next,
         }
         if rows.tail == slot {
             rows.tail = previous.unwrap_or(NONE);
         }
         rows.len -= 1;
-        let s = &mut self.slots[slot as usize];
+        let s = &mut self.slots[slot];
         s.next = self.free;
         self.free = slot;
         self.garbage += s.at.len as usize;
@@ -687,7 +745,7 @@ impl SideRows {
         }
         if self.keys.is_empty() {
             // Nothing held: start over (and give the memory back).
-            self.slots = Vec::new();
+            self.slots = Slab::default();
             self.free = NONE;
             self.arena = Arena::default();
             self.garbage = 0;
@@ -702,7 +760,7 @@ impl SideRows {
         let mut arena = Arena::default();
         for rows in self.keys.values() {
             let mut slot = rows.head;
-            while let Some(s) = self.slots.get_mut(slot as usize) {
+            while let Some(s) = self.slots.get_mut(slot) {
                 s.at = arena.push(stored_bytes(&self.arena, s))?;
                 slot = s.next;
             }
@@ -1111,7 +1169,7 @@ impl SideRows {
         let (mut keys, mut indexes, mut slots, mut free, mut arena) = (
             FastMap::default(),
             FastMap::default(),
-            Vec::new(),
+            Slab::default(),
             NONE,
             Arena::default(),
         );
@@ -1536,7 +1594,7 @@ pub(super) mod tests {
         side.retract(b"k", b"c").unwrap();
         side.retract(b"k", b"d").unwrap();
         assert!(side.keys.is_empty());
-        assert!(side.slots.is_empty() && side.arena.len() == 0);
+        assert!(side.slots.len() == 0 && side.arena.len() == 0);
     }
 
     /// Rows never move once appended: chunks fill up and new ones start (sized by what is
@@ -1559,6 +1617,35 @@ pub(super) mod tests {
         assert_eq!(arena.chunks[0].capacity(), *ARENA_CHUNKS.start());
         let last = arena.chunks.last().map(|c| (c.len(), c.capacity()));
         assert_eq!(last, Some((3 << 20, 3 << 20)));
+    }
+
+    /// Slots keep their place as the slab grows page by page, and every slot finds its row.
+    #[test]
+    fn slab_slots_stay_in_their_pages_as_it_grows() {
+        let mut slab = Slab::default();
+        let stored = |i: usize| Stored {
+            at: ArenaSpan {
+                chunk: 0,
+                offset: 0,
+                len: 0,
+            },
+            next: NONE,
+            count: i as u64,
+            associations: 0,
+        };
+        let n = 2 * SLAB_PAGE + 5;
+        for i in 0..n {
+            assert_eq!(slab.push(stored(i)).unwrap() as usize, i);
+        }
+        assert_eq!(slab.len(), n);
+        assert_eq!(slab.pages.len(), 3);
+        assert!(slab.pages.iter().all(|p| p.capacity() == SLAB_PAGE));
+        for i in [0, SLAB_PAGE - 1, SLAB_PAGE, n - 1] {
+            assert_eq!(slab[i as Slot].count, i as u64);
+        }
+        slab[SLAB_PAGE as Slot].associations = 7;
+        assert_eq!(slab.get(SLAB_PAGE as Slot).map(|s| s.associations), Some(7));
+        assert!(slab.get(n as Slot).is_none() && slab.get(NONE).is_none());
     }
 
     /// Once removed rows make up half of the arena, the held rows move to a new arena and keep
