@@ -269,16 +269,20 @@ struct Slab {
 }
 
 impl Slab {
-    fn get(&self, slot: Slot) -> Option<&Stored> {
+    /// The page of `slot` and its place in the page.
+    fn place(slot: Slot) -> (usize, usize) {
         let slot = slot as usize;
-        self.pages.get(slot / SLAB_PAGE)?.get(slot % SLAB_PAGE)
+        (slot / SLAB_PAGE, slot % SLAB_PAGE)
+    }
+
+    fn get(&self, slot: Slot) -> Option<&Stored> {
+        let (page, at) = Self::place(slot);
+        self.pages.get(page)?.get(at)
     }
 
     fn get_mut(&mut self, slot: Slot) -> Option<&mut Stored> {
-        let slot = slot as usize;
-        self.pages
-            .get_mut(slot / SLAB_PAGE)?
-            .get_mut(slot % SLAB_PAGE)
+        let (page, at) = Self::place(slot);
+        self.pages.get_mut(page)?.get_mut(at)
     }
 
     /// Slots in use or free.
@@ -313,15 +317,15 @@ impl std::ops::Index<Slot> for Slab {
     type Output = Stored;
 
     fn index(&self, slot: Slot) -> &Stored {
-        let slot = slot as usize;
-        &self.pages[slot / SLAB_PAGE][slot % SLAB_PAGE]
+        let (page, at) = Self::place(slot);
+        &self.pages[page][at]
     }
 }
 
 impl std::ops::IndexMut<Slot> for Slab {
     fn index_mut(&mut self, slot: Slot) -> &mut Stored {
-        let slot = slot as usize;
-        &mut self.pages[slot / SLAB_PAGE][slot % SLAB_PAGE]
+        let (page, at) = Self::place(slot);
+        &mut self.pages[page][at]
     }
 }
 
@@ -667,7 +671,13 @@ impl SideRows {
         }
         rows.tail = slot;
         rows.len += 1;
-        if let Some(index) = indexes.get_mut(&rows.head) {
+        // Insert-only sides never search, so they never index: skip the lookup.
+        let index = if indexes.is_empty() {
+            None
+        } else {
+            indexes.get_mut(&rows.head)
+        };
+        if let Some(index) = index {
             let hash = index.hasher().hash_one(row);
             index.entry(hash).or_insert(slot);
         }
