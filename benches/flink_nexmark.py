@@ -15,6 +15,9 @@ Steps:
      Wall time is from submission to the end of the job; CPU time and peak RSS are the JVM's
      (read from /proc; the peak is reset before each job).
   4. Prints one table: events/s and events/s per CPU core of each engine and their ratio.
+     With `--rounds N` every measured run is repeated N times (the engines alternate by round)
+     and the table gives each rate's median with the range of the rounds: both engines' rates
+     move by tens of percent between single runs on a shared machine.
 
 events/s per core = events / CPU-seconds of the engine's process during the job, which is stable
 on a busy machine where wall-clock rates are not.
@@ -131,7 +134,7 @@ def flink_error(e: Exception) -> str:
 def run_flink(queries, parallelisms, input_file: Path, events: int, warmup: list[str]):
     results = []
     # The JVM compiles Flink's code paths while it runs them; warm-up jobs (not reported) keep
-    # that one-off cost out of the measured ones.
+    # that one-off cost out of the measured ones. Only the first round of a run warms up.
     runs = [(1, q, False) for q in warmup] + [
         (p, q, True) for p in parallelisms for q in queries]
     for p, q, measured in runs:
@@ -177,7 +180,48 @@ def fmt(v, digits=0):
     return "-" if v is None else f"{v:,.{digits}f}"
 
 
+def median(values):
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def summarize(rounds: list[list[dict]]) -> list[dict]:
+    """One result per (query, parallelism, source) from several rounds: the median rates and
+    peak RSS, with each rate's range over the rounds as `<rate>_range`. A run that failed in
+    any round is reported with its error."""
+    out = []
+    for first in rounds[0]:
+        same = [r for runs in rounds for r in runs
+                if (r["query"], r.get("parallelism"), r.get("source"))
+                == (first["query"], first.get("parallelism"), first.get("source"))]
+        failed = next((r for r in same if r.get("error") or
+                       r.get("events_per_sec_per_core") is None), None)
+        if failed:
+            out.append(failed)
+            continue
+        summary = dict(first, rounds=len(same))
+        for key in ("events_per_sec", "events_per_sec_per_core", "peak_rss_bytes"):
+            values = [r[key] for r in same]
+            summary[key] = median(values)
+            summary[f"{key}_range"] = [min(values), max(values)]
+        out.append(summary)
+    return out
+
+
+def fmt_range(r, key):
+    """`median (min–max)` of a summarized rate, or just the value of a single round."""
+    value, spread = r.get(key), r.get(f"{key}_range")
+    if value is None or not spread or r.get("rounds", 1) < 2:
+        return fmt(value)
+    digits = 0 if spread[1] >= 100_000 else 1
+    return f"{fmt(value)} ({fmt(spread[0] / 1000, digits)}–{fmt(spread[1] / 1000, digits)}k)"
+
+
 def print_table(riffle, flink):
+    rounds = max([r.get("rounds", 1) for r in riffle + flink] or [1])
+    if rounds > 1:
+        print(f"medians of {rounds} rounds; per-core rates with their range over the rounds")
     print(f"{'query':<6} {'p':>2} {'source':<10} {'Riffle ev/s':>13} {'Riffle ev/s/core':>17} "
           f"{'Flink ev/s':>12} {'Flink ev/s/core':>16} {'ratio/core':>10} {'Riffle RSS MB':>13} "
           f"{'Flink RSS MB':>12}")
@@ -188,8 +232,9 @@ def print_table(riffle, flink):
         ratio = rc / fc if rc and fc else None
         err = r.get("error") or f.get("error")
         print(f"{r['query']:<6} {r.get('parallelism', 1):>2} {r.get('source', ''):<10} "
-              f"{fmt(r.get('events_per_sec')):>13} {fmt(rc):>17} {fmt(f.get('events_per_sec')):>12} "
-              f"{fmt(fc):>16} {fmt(ratio, 1):>10} "
+              f"{fmt(r.get('events_per_sec')):>13} {fmt_range(r, 'events_per_sec_per_core'):>17} "
+              f"{fmt(f.get('events_per_sec')):>12} "
+              f"{fmt_range(f, 'events_per_sec_per_core'):>16} {fmt(ratio, 1):>10} "
               f"{fmt((r.get('peak_rss_bytes') or 0) / 2**20):>13} "
               f"{fmt((f.get('peak_rss_bytes') or 0) / 2**20):>12}"
               + (f"  ({err})" if err else ""))
@@ -207,19 +252,30 @@ def main():
                     help="queries Flink runs once, unreported, before the measured ones: 'all' "
                          "(the measured queries), a comma-separated list, or '' for none")
     ap.add_argument("--json", type=Path, help="also write all results to this file")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="measure every run this many times and report medians (default 1)")
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
     queries = [q.strip() for q in args.queries.split(",") if q.strip()]
     parallelisms = [int(p) for p in args.parallelism.split(",")]
     input_file = args.input or Path(f"/tmp/nexmark-{args.events}.json")
     if not input_file.exists():
         subprocess.run([args.riffle, "nexmark", "gen", "--events", str(args.events),
                         "--format", "json", "-o", str(input_file)], check=True)
-    riffle = run_riffle(args.riffle, queries, parallelisms, input_file, args.events)
-    flink = [] if args.skip_flink else run_flink(
-        queries, parallelisms, input_file, args.events,
-        queries if args.warmup == "all" else [q for q in args.warmup.split(",") if q.strip()])
+    warmup = queries if args.warmup == "all" else [q for q in args.warmup.split(",") if q.strip()]
+    riffle_rounds, flink_rounds = [], []
+    for round_no in range(args.rounds):
+        riffle_rounds.append(run_riffle(args.riffle, queries, parallelisms, input_file, args.events))
+        if not args.skip_flink:
+            flink_rounds.append(run_flink(queries, parallelisms, input_file, args.events,
+                                          warmup if round_no == 0 else []))
+    riffle = summarize(riffle_rounds)
+    flink = summarize(flink_rounds) if flink_rounds else []
     if args.json:
-        args.json.write_text(json.dumps({"riffle": riffle, "flink": flink}, indent=2))
+        args.json.write_text(json.dumps({"riffle": riffle, "flink": flink,
+                                         "rounds": {"riffle": riffle_rounds, "flink": flink_rounds}},
+                                        indent=2))
     print_table(riffle, flink)
 
 
