@@ -67,9 +67,9 @@ struct Level {
 
 #[derive(Debug, Clone)]
 struct TreeField {
-    name: String,
     /// The name as a JSON member name (`"name"`), when it needs no escapes: a record that
-    /// spells the member so is matched without scanning the name.
+    /// spells the member so is matched without scanning the name. A name that needs escapes
+    /// never matches (the scanner gives up on escaped member names).
     quoted: Option<Box<[u8]>>,
     /// The level of this field's members, when the field is a ROW.
     nested: Option<usize>,
@@ -101,7 +101,6 @@ impl SlotTree {
             let name = field.name();
             let plain = !name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20);
             self.levels[level].fields.push(TreeField {
-                name: name.clone(),
                 quoted: plain.then(|| format!("\"{name}\"").into_bytes().into_boxed_slice()),
                 nested,
             });
@@ -236,6 +235,41 @@ pub fn slots_for<'s, 'a>(
     }
 }
 
+/// The 8 bytes of `bytes` at `at` as a word (0 past the end; callers stay inside).
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    bytes
+        .get(at..at + 8)
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+/// The 4 bytes of `bytes` at `at` (0 past the end; callers stay inside).
+fn half_word_at(bytes: &[u8], at: usize) -> u32 {
+    bytes
+        .get(at..at + 4)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map_or(0, u32::from_le_bytes)
+}
+
+/// Whether `bytes` starts with `prefix`. Member names are short: two overlapping word loads
+/// compare up to 16 bytes, where a `memcmp` call per member cost more than the comparison.
+fn starts_with_short(bytes: &[u8], prefix: &[u8]) -> bool {
+    let n = prefix.len();
+    let Some(head) = bytes.get(..n) else {
+        return false;
+    };
+    match n {
+        4..=7 => {
+            half_word_at(head, 0) == half_word_at(prefix, 0)
+                && half_word_at(head, n - 4) == half_word_at(prefix, n - 4)
+        }
+        8..=16 => {
+            word_at(head, 0) == word_at(prefix, 0) && word_at(head, n - 8) == word_at(prefix, n - 8)
+        }
+        _ => head == prefix,
+    }
+}
+
 struct Scanner<'b> {
     text: &'b str,
     bytes: &'b [u8],
@@ -336,16 +370,18 @@ impl<'b> Scanner<'b> {
         let mut hint = 0;
         loop {
             self.skip_ws();
-            let found = if self.eat_name(fields.get(hint)) {
-                Some(hint)
-            } else {
-                let key_start = self.pos + 1;
-                // A name with escapes is not its raw text: give up.
-                if self.string() != Some(false) {
-                    return false;
+            // The expected field first, then the others (records may skip optional fields,
+            // such as Nexmark's one ROW of three per event), then the name scanned as a string.
+            let found = match self.eat_any_name(fields, hint) {
+                Some(index) => Some(index),
+                None => {
+                    // A name with escapes is not its raw text: give up.
+                    if self.string() != Some(false) {
+                        return false;
+                    }
+                    // Every plain name was compared already; a name with escapes matches none.
+                    None
                 }
-                let key = &self.bytes[key_start..self.pos - 1];
-                fields.iter().position(|f| f.name.as_bytes() == key)
             };
             if let Some(index) = found {
                 hint = index + 1;
@@ -370,10 +406,26 @@ impl<'b> Scanner<'b> {
         }
     }
 
+    /// The field of `fields` whose name the record spells next (then skipped), trying
+    /// `fields[hint]` first.
+    fn eat_any_name(&mut self, fields: &[TreeField], hint: usize) -> Option<usize> {
+        if let Some(field) = fields.get(hint) {
+            if self.eat_name(field) {
+                return Some(hint);
+            }
+        }
+        for (index, field) in fields.iter().enumerate() {
+            if index != hint && self.eat_name(field) {
+                return Some(index);
+            }
+        }
+        None
+    }
+
     /// Whether the record spells `field`'s name next (then skipped).
-    fn eat_name(&mut self, field: Option<&TreeField>) -> bool {
-        match field.and_then(|f| f.quoted.as_deref()) {
-            Some(quoted) if self.bytes[self.pos..].starts_with(quoted) => {
+    fn eat_name(&mut self, field: &TreeField) -> bool {
+        match field.quoted.as_deref() {
+            Some(quoted) if starts_with_short(&self.bytes[self.pos..], quoted) => {
                 self.pos += quoted.len();
                 true
             }
@@ -479,9 +531,48 @@ impl<'b> Scanner<'b> {
         }
     }
 
-    /// Skips string bytes that need no check (not `"`, `\\` or a control character), eight
-    /// at a time: most of a record's bytes are inside strings.
+    /// Skips string bytes that need no check (not `"`, `\\` or a control character), sixteen
+    /// at a time where SSE2 is there (every x86-64 processor), else eight at a time: most of a
+    /// record's bytes are inside strings.
     fn skip_plain_string_bytes(&mut self) {
+        #[cfg(target_arch = "x86_64")]
+        if self.skip_plain_string_bytes_sse2() {
+            return;
+        }
+        self.skip_plain_string_bytes_swar();
+    }
+
+    /// The 16-bytes-at-a-time part of [`Scanner::skip_plain_string_bytes`]: true when it
+    /// stopped at a special byte, false when fewer than 16 bytes are left to look at.
+    #[cfg(target_arch = "x86_64")]
+    fn skip_plain_string_bytes_sse2(&mut self) -> bool {
+        use std::arch::x86_64::{
+            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+            _mm_set1_epi8,
+        };
+        while let Some(chunk) = self.bytes.get(self.pos..self.pos + 16) {
+            // SAFETY: SSE2 is part of the x86-64 baseline, and the unaligned load reads the
+            // 16 bytes of `chunk`.
+            let mask = unsafe {
+                let x = _mm_loadu_si128(chunk.as_ptr().cast());
+                // A byte is a control character when min(x, 0x1f) == x (unsigned).
+                let control = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x);
+                let quote = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
+                let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
+                _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(quote, backslash)))
+            };
+            if mask != 0 {
+                self.pos += mask.trailing_zeros() as usize;
+                return true;
+            }
+            self.pos += 16;
+        }
+        false
+    }
+
+    /// Skips plain string bytes eight at a time (the bytes left after the SSE2 loop, or all
+    /// of them on other processors).
+    fn skip_plain_string_bytes_swar(&mut self) {
         const ONES: u64 = u64::from_le_bytes([1; 8]);
         const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
         // The high bit of each byte that is zero — exact for the lowest such byte, which is
@@ -644,6 +735,54 @@ mod tests {
                 ok || member.contains("\\u")
             );
         }
+    }
+
+    #[test]
+    fn a_special_byte_stops_a_string_at_any_position() {
+        // Strings long enough for several 16- and 8-byte steps, with the quote, an escape or
+        // a control character at every position (multi-byte UTF-8 and DEL are plain).
+        let plain = "aé\u{7f}€bcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ";
+        for cut in (0..=plain.len()).filter(|&i| plain.is_char_boundary(i)) {
+            let (head, tail) = plain.split_at(cut);
+            let closed = format!("\"{head}\"");
+            let text = format!("{{\"a\": {closed}, \"b\": 1}}");
+            assert_eq!(
+                scan(&text, &["a", "b"]),
+                Some(vec![Some(&*closed), Some("1")])
+            );
+            let escaped = format!("\"{head}\\n{tail}\"");
+            let text = format!("{{\"a\": {escaped}}}");
+            assert_eq!(scan(&text, &["a"]), Some(vec![Some(&*escaped)]));
+            let control = format!("{{\"a\": \"{head}\u{1f}{tail}\"}}");
+            assert_eq!(scan(&control, &["a"]), None, "{control:?}");
+        }
+    }
+
+    #[test]
+    fn short_prefixes_compare_every_byte() {
+        let name = b"\"abcdefghijklmnopq\"";
+        for len in 0..=name.len() {
+            let prefix = &name[..len];
+            assert!(starts_with_short(name, prefix));
+            assert!(!starts_with_short(&name[..len.saturating_sub(1)], prefix) || len == 0);
+            for at in 0..len {
+                let mut other = name.to_vec();
+                other[at] ^= 0x20;
+                assert!(!starts_with_short(&other, prefix), "{len} {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn members_out_of_the_schema_order_are_found_by_name() {
+        // The second field is skipped; names that start like a field's are other members.
+        let text = r#"{"r": {"x": 2}, "aa": 5, "a": 1}"#;
+        assert_eq!(
+            scan_tree(text),
+            Some(vec![Some("1"), Some(r#"{"x": 2}"#), Some("2"), None, None])
+        );
+        // An escaped member name gives up, as the name is not its raw text.
+        assert_eq!(scan_tree(r#"{"\u0061": 1}"#), None);
     }
 
     #[test]
