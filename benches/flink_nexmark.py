@@ -15,6 +15,7 @@ Steps:
      Wall time is from submission to the end of the job; CPU time and peak RSS are the JVM's
      (read from /proc; the peak is reset before each job).
   4. Prints one table: events/s and events/s per CPU core of each engine and their ratio.
+     The input file is read once before every run, so both engines read it from the page cache.
      With `--rounds N` every measured run is repeated N times (the engines alternate by round)
      and the table gives each rate's median with the range of the rounds: both engines' rates
      move by tens of percent between single runs on a shared machine.
@@ -81,6 +82,16 @@ def statements(sql: str) -> list[str]:
     return [s.strip() for s in body.split(";\n") if s.strip().rstrip(";").strip()]
 
 
+def warm_page_cache(path: Path) -> None:
+    """Reads the input file once, so that every run reads it from the page cache: a file
+    partly evicted (by the other engine's heap, say) costs the run that reads it from disk
+    about half again as much CPU, which is noise and not the engine."""
+    with open(path, "rb", buffering=0) as f:
+        chunk = bytearray(1 << 24)
+        while f.readinto(chunk):
+            pass
+
+
 def flink_statements(query: str, input_file: Path) -> list[str]:
     stmts = statements((FIXTURES / f"{query}.sql").read_text())
     out = []
@@ -139,6 +150,7 @@ def run_flink(queries, parallelisms, input_file: Path, events: int, warmup: list
         (p, q, True) for p in parallelisms for q in queries]
     for p, q, measured in runs:
         result = {"engine": "flink", "query": q, "parallelism": p}
+        warm_page_cache(input_file)
         try:  # a query Flink rejects is reported, and the others still run
             job = run_flink_job(flink_statements(q, input_file), p)
             cpu = job["cpu_seconds"]
@@ -163,6 +175,7 @@ def run_riffle(riffle: str, queries, parallelisms, input_file: Path, events: int
                    "--parallelism", str(p), "--format", "json", "--dir", str(FIXTURES)]
             if file is not None:
                 cmd += ["--input", str(file)]
+                warm_page_cache(file)
             proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
             if proc.returncode != 0:
                 err = (proc.stderr.strip().splitlines() or ["failed"])[-1][:160]
