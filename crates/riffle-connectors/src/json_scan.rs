@@ -372,17 +372,12 @@ impl<'b> Scanner<'b> {
             self.skip_ws();
             // The expected field first, then the others (records may skip optional fields,
             // such as Nexmark's one ROW of three per event), then the name scanned as a string.
-            let found = match self.eat_any_name(fields, hint) {
-                Some(index) => Some(index),
-                None => {
-                    // A name with escapes is not its raw text: give up.
-                    if self.string() != Some(false) {
-                        return false;
-                    }
-                    // Every plain name was compared already; a name with escapes matches none.
-                    None
-                }
-            };
+            let found = self.eat_any_name(fields, hint);
+            // No field's name: an unknown member, skipped. A name with escapes is not its raw
+            // text (it might still spell a field's name): give up.
+            if found.is_none() && self.string() != Some(false) {
+                return false;
+            }
             if let Some(index) = found {
                 hint = index + 1;
             }
