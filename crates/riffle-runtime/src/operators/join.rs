@@ -659,11 +659,6 @@ impl SideRows {
         std::hint::black_box(seen);
     }
 
-    /// The row in slot `slot`, to update its match count.
-    fn slot_mut(&mut self, slot: Slot) -> &mut Stored {
-        &mut self.slots[slot]
-    }
-
     /// Appends `row` (not held yet) to the rows `rows` of a key.
     #[allow(clippy::too_many_arguments)]
     fn append(
@@ -1013,12 +1008,12 @@ impl Join {
     ) -> Result<(), RuntimeError> {
         let (input_outer, other_outer) = (self.outer(side), self.outer(1 - side));
         let (own, other) = Self::split(&mut self.sides, side);
-        let copies: u64 = matched.iter().map(|m| other.slot_mut(m.slot).count).sum();
+        let copies: u64 = matched.iter().map(|m| other.slots[m.slot].count).sum();
         if kind.is_addition() {
             if other_outer {
                 // The other side's rows lose their padded form on their first match.
                 for m in matched {
-                    let s = other.slot_mut(m.slot);
+                    let s = &mut other.slots[m.slot];
                     if s.associations == 0 {
                         for _ in 0..s.count {
                             out.push(RowKind::Delete, None, Some(m.candidate));
@@ -1036,7 +1031,7 @@ impl Join {
                 out.push(RowKind::Insert, Some(row), None);
             }
             for m in matched {
-                for _ in 0..other.slot_mut(m.slot).count {
+                for _ in 0..other.slots[m.slot].count {
                     out.push(out_kind, Some(row), Some(m.candidate));
                 }
             }
@@ -1051,14 +1046,14 @@ impl Join {
             }
             let out_kind = if input_outer { RowKind::Delete } else { kind };
             for m in matched {
-                for _ in 0..other.slot_mut(m.slot).count {
+                for _ in 0..other.slots[m.slot].count {
                     out.push(out_kind, Some(row), Some(m.candidate));
                 }
             }
             if other_outer {
                 // The other side's rows fall back to their padded form on their last match.
                 for m in matched {
-                    let s = other.slot_mut(m.slot);
+                    let s = &mut other.slots[m.slot];
                     if s.associations == 1 {
                         for _ in 0..s.count {
                             out.push(RowKind::Insert, None, Some(m.candidate));
@@ -1092,7 +1087,7 @@ impl Join {
                 out.push(kind, Some(row), None);
             }
             return if add {
-                let copies = matched.iter().map(|m| other.slot_mut(m.slot).count).sum();
+                let copies = matched.iter().map(|m| other.slots[m.slot].count).sum();
                 own.add(key, bytes, copies)
             } else {
                 own.retract(key, bytes)
@@ -1104,7 +1099,7 @@ impl Join {
             own.retract(key, bytes)?;
         }
         for m in matched {
-            let s = other.slot_mut(m.slot);
+            let s = &mut other.slots[m.slot];
             let flips = if add {
                 s.associations == 0
             } else {
@@ -1276,6 +1271,11 @@ impl StreamOperator for Join {
         let side = input.min(1);
         let keys = self.keys[side].encode(&batch.batch)?;
         let rows = self.sides[side].encode(&batch.batch)?;
+        let join_one = if self.join_type.left_only() {
+            Self::semi_anti_row
+        } else {
+            Self::join_row
+        };
         let mut start = 0;
         while start < batch.num_rows() {
             let probe = self.probe(side, &batch.batch, &keys, start)?;
@@ -1286,19 +1286,16 @@ impl StreamOperator for Join {
                 for row in run {
                     let (kind, key, bytes) = (batch.kind(row), keys.rows.row(row), rows.row(row));
                     let matched = probe.of(start, row);
-                    if self.join_type.left_only() {
-                        self.semi_anti_row(
-                            side,
-                            kind,
-                            key.data(),
-                            row,
-                            bytes,
-                            matched,
-                            &mut joined,
-                        )?;
-                    } else {
-                        self.join_row(side, kind, key.data(), row, bytes, matched, &mut joined)?;
-                    }
+                    join_one(
+                        self,
+                        side,
+                        kind,
+                        key.data(),
+                        row,
+                        bytes,
+                        matched,
+                        &mut joined,
+                    )?;
                 }
             }
             self.emit(side, &batch.batch, &probe, joined, out)?;
