@@ -216,6 +216,9 @@ struct LineReader {
     line: Range<usize>,
     /// The file has no more bytes.
     eof: bool,
+    /// Every pending byte is ASCII (checked once per read, which is cheaper than checking
+    /// each line's UTF-8): then every line cut from them is text as it stands.
+    pending_ascii: bool,
 }
 
 impl LineReader {
@@ -226,6 +229,7 @@ impl LineReader {
             pending: 0..0,
             line: 0..0,
             eof: false,
+            pending_ascii: true,
         }
     }
 
@@ -254,6 +258,17 @@ impl LineReader {
         &self.buffer[self.line.clone()]
     }
 
+    /// The line [`LineReader::advance`] moved to as text; `None` when it is not UTF-8.
+    fn line_text(&self) -> Option<&str> {
+        let line = self.line();
+        if self.pending_ascii {
+            // SAFETY: the line lies within the pending bytes, which are all ASCII, and ASCII
+            // is UTF-8.
+            return Some(unsafe { std::str::from_utf8_unchecked(line) });
+        }
+        std::str::from_utf8(line).ok()
+    }
+
     /// Reads more of the file after the pending bytes (moved to the front of the buffer; the
     /// buffer grows when a line does not fit it).
     fn fill(&mut self) -> std::io::Result<()> {
@@ -269,6 +284,7 @@ impl LineReader {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
+            self.pending_ascii = self.buffer[self.pending.clone()].is_ascii();
             return Ok(());
         }
     }
@@ -285,7 +301,7 @@ struct OpenFile {
 impl OpenFile {
     /// The current line as text; invalid UTF-8 is an error, as for any text file.
     fn text(&self) -> Result<&str> {
-        std::str::from_utf8(self.reader.line()).map_err(|_| {
+        self.reader.line_text().ok_or_else(|| {
             ConnectorError::new(format!(
                 "cannot read {}: stream did not contain valid UTF-8",
                 self.path.display()
@@ -633,6 +649,39 @@ mod tests {
                 .unwrap();
             into.extend((0..values.len()).map(|i| values.value(i)));
         }
+    }
+
+    /// Lines come out whole and as the file spells them whether their block is all ASCII or
+    /// not, across the reader's block boundaries, and a line that is not UTF-8 is refused.
+    #[test]
+    fn lines_are_text_in_ascii_and_other_blocks_and_invalid_utf8_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lines.txt");
+        let ascii = "a".repeat(1000);
+        let accented = format!("{}é€", "b".repeat(997));
+        let mut lines: Vec<String> = Vec::new();
+        // Over two blocks of ASCII lines, then lines with multi-byte characters, one of them
+        // cut by a block boundary.
+        for i in 0..(2 * READ_BUFFER / ascii.len() + 10) {
+            lines.push(if i < READ_BUFFER / ascii.len() + 3 {
+                ascii.clone()
+            } else {
+                accented.clone()
+            });
+        }
+        let mut bytes = lines.join("\n").into_bytes();
+        bytes.extend_from_slice(b"\nok\n\xff\xfe\n");
+        std::fs::write(&path, &bytes).unwrap();
+
+        let mut reader = LineReader::new(File::open(&path).unwrap());
+        for expected in lines.iter().map(String::as_str).chain(["ok"]) {
+            assert!(reader.advance().unwrap());
+            let text = reader.line_text().unwrap();
+            assert_eq!(text.strip_suffix('\n'), Some(expected));
+        }
+        assert!(reader.advance().unwrap());
+        assert_eq!(reader.line_text(), None);
+        assert!(!reader.advance().unwrap());
     }
 
     #[test]

@@ -113,16 +113,13 @@ impl SlotTree {
         self.slots
     }
 
-    /// The level of the members of field `index` of `level`, when that field is a ROW.
-    pub fn nested(&self, level: usize, index: usize) -> Option<usize> {
-        self.levels.get(level)?.fields.get(index)?.nested
-    }
-
-    /// The slot of field `index` of `level`.
-    pub fn slot(&self, level: usize, index: usize) -> usize {
-        self.levels
-            .get(level)
-            .map_or(usize::MAX, |l| l.base + index)
+    /// The slot of field `index` of `level` (`usize::MAX` when there is no such field) and,
+    /// when that field is a ROW, the level of its members.
+    pub fn member(&self, level: usize, index: usize) -> (usize, Option<usize>) {
+        match self.levels.get(level) {
+            Some(l) => (l.base + index, l.fields.get(index).and_then(|f| f.nested)),
+            None => (usize::MAX, None),
+        }
     }
 
     /// Forgets what an earlier duplicate of a ROW member left in the slots of `level`.
@@ -439,9 +436,13 @@ impl<'b> Scanner<'b> {
     ) -> bool {
         let start = self.pos;
         let mut plain_string = false;
-        let scanned = match (tree.nested(level, index), self.peek()) {
+        let (slot, nested) = tree.member(level, index);
+        let scanned = match (nested, self.peek()) {
             (Some(nested), Some(b'{')) => {
-                tree.clear(nested, spans);
+                // Only a duplicate member finds the nested slots filled.
+                if spans.get(slot) != Some(&Span::ABSENT) {
+                    tree.clear(nested, spans);
+                }
                 self.tree_object(tree, nested, spans, depth + 1)
             }
             (_, Some(b'"')) => self
@@ -450,7 +451,7 @@ impl<'b> Scanner<'b> {
                 .is_some(),
             _ => self.value(depth),
         };
-        if let Some(span) = spans.get_mut(tree.slot(level, index)) {
+        if let Some(span) = spans.get_mut(slot) {
             // Both fit: the record is shorter than 4 GiB.
             *span = Span {
                 start: start as u32,
@@ -816,9 +817,9 @@ mod tests {
     fn one_pass_finds_the_members_of_nested_rows() {
         let tree = SlotTree::new(&tree_fields());
         assert_eq!(tree.slot_count(), 5);
-        assert_eq!(tree.nested(0, 1), Some(1));
-        assert_eq!(tree.nested(1, 1), Some(2));
-        assert_eq!(tree.nested(0, 0), None);
+        assert_eq!(tree.member(0, 1).1, Some(1));
+        assert_eq!(tree.member(1, 1).1, Some(2));
+        assert_eq!(tree.member(0, 0).1, None);
         let text = r#"{"r": {"y": {"z": "q"}, "x": 2, "o": [{"z": 1}]}, "a": 1}"#;
         assert_eq!(
             scan_tree(text),

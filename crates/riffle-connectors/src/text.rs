@@ -27,13 +27,6 @@ pub struct ScannedRecord<'a> {
     pub spans: &'a [Span],
 }
 
-impl<'a> ScannedRecord<'a> {
-    /// Where member `index` of `level` is.
-    fn span(&self, level: usize, index: usize) -> Option<Span> {
-        self.spans.get(self.tree.slot(level, index)).copied()
-    }
-}
-
 /// A growing ROW column: the fields, their builders and which rows are non-NULL.
 pub struct RowColumns {
     fields: Fields,
@@ -489,22 +482,56 @@ impl ColumnBuilder {
         style: TimestampStyle,
         scratch: &mut String,
     ) -> Result<(), String> {
-        if self.skipped() {
-            return Ok(());
-        }
-        let Some(span) = scanned.span(level, index) else {
-            self.append_null();
-            return Ok(());
-        };
+        let (slot, nested) = scanned.tree.member(level, index);
+        let span = scanned.spans.get(slot).copied().unwrap_or(Span::ABSENT);
         let Some(raw) = span.text(scanned.record) else {
             self.append_null();
             return Ok(());
         };
-        if let Some(text) = span.plain_string(scanned.record) {
-            if let ColumnBuilder::Utf8(b) = self {
-                b.append_value(text);
+        // The shapes of most values, each tried once its builder is known.
+        match self {
+            ColumnBuilder::Unread { rows, .. } => {
+                *rows += 1;
                 return Ok(());
             }
+            ColumnBuilder::Utf8(b) => {
+                if let Some(text) = span.plain_string(scanned.record) {
+                    b.append_value(text);
+                    return Ok(());
+                }
+            }
+            ColumnBuilder::Int64(b) => {
+                if let Some(value) = json_integer(raw) {
+                    b.append_value(value);
+                    return Ok(());
+                }
+            }
+            ColumnBuilder::Row(row) => {
+                if let (Some(nested), Some(b'{')) = (nested, raw.as_bytes().first()) {
+                    let mut index = 0;
+                    return row.append_members(|_, child| {
+                        index += 1;
+                        child.append_json_scanned(scanned, nested, index - 1, style, scratch)
+                    });
+                }
+            }
+            _ => {}
+        }
+        self.append_json_scanned_value(scanned.record, span, raw, style, scratch)
+    }
+
+    /// The rest of [`ColumnBuilder::append_json_scanned`]: a value `raw` at `span` that is not
+    /// of the most common shapes. Kept apart so that the common shapes stay a small function.
+    #[inline(never)]
+    fn append_json_scanned_value(
+        &mut self,
+        record: &str,
+        span: Span,
+        raw: &str,
+        style: TimestampStyle,
+        scratch: &mut String,
+    ) -> Result<(), String> {
+        if let Some(text) = span.plain_string(record) {
             let appended = self.append_text(text, style);
             if appended.is_err() {
                 self.append_null();
@@ -516,16 +543,9 @@ impl ColumnBuilder {
         {
             return Ok(());
         }
-        match (&mut *self, scanned.tree.nested(level, index)) {
-            (ColumnBuilder::Row(row), Some(nested)) if raw.starts_with('{') => {
-                let mut index = 0;
-                row.append_members(|_, child| {
-                    index += 1;
-                    child.append_json_scanned(scanned, nested, index - 1, style, scratch)
-                })
-            }
+        match self {
             // A string the scanner accepted has simple escapes only.
-            (ColumnBuilder::Utf8(b), _) if raw.starts_with('"') => {
+            ColumnBuilder::Utf8(b) if raw.starts_with('"') => {
                 scratch.clear();
                 if !unescape_simple(&raw[1..raw.len() - 1], scratch) {
                     return self.append_json_text(raw, style);
@@ -999,24 +1019,28 @@ fn parse_timestamp_fields(body: &str, sep: char) -> Option<i64> {
 /// out-of-range fields), which the general parser decides — with the same result for the
 /// texts this one accepts.
 fn parse_timestamp_digits(t: &[u8], sep: u8) -> Option<i64> {
-    let digits = |range: std::ops::Range<usize>| -> Option<i64> {
-        t.get(range)?.iter().try_fold(0_i64, |v, &b| {
-            b.is_ascii_digit().then(|| v * 10 + i64::from(b - b'0'))
-        })
+    // Three overlapping words: `yyyy-MM-`, `ddTHH:mm`, `HH:mm:ss` (with `sep` for `T`).
+    let word = |at: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(t.get(at..at + 8)?.try_into().ok()?))
     };
-    if t.len() < 19
-        || t[4] != b'-'
-        || t[7] != b'-'
-        || t[10] != sep
-        || t[13] != b':'
-        || t[16] != b':'
-    {
-        return None;
-    }
-    let (y, m, d) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
-    let (h, min, sec) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
-    let month = u32::try_from(m).ok()?;
-    let day = u32::try_from(d).ok()?;
+    let (date, middle, time) = (word(0)?, word(8)?, word(11)?);
+    let sep = u64::from(sep);
+    let date_digits = digit_bytes(date, 0x00ff_ff00_ffff_ffff, 0x2d00_002d_0000_0000)?;
+    let middle_digits = digit_bytes(
+        middle,
+        0xffff_00ff_ff00_ffff,
+        0x0000_3a00_0000_0000 | (sep << 16),
+    )?;
+    let time_digits = digit_bytes(time, 0xffff_00ff_ff00_ffff, 0x0000_3a00_003a_0000)?;
+    // The two-digit number at byte `i` of a word of digit values.
+    let two = |w: u64, i: u32| ((w >> (8 * i)) & 0xff) * 10 + ((w >> (8 * (i + 1))) & 0xff);
+    let y = (two(date_digits, 0) * 100 + two(date_digits, 2)) as i64;
+    let (month, day) = (two(date_digits, 5) as u32, two(middle_digits, 0) as u32);
+    let (h, min, sec) = (
+        two(time_digits, 0) as i64,
+        two(time_digits, 3) as i64,
+        two(time_digits, 6) as i64,
+    );
     if !(1..=12).contains(&month)
         || day == 0
         || day > days_in_month(y, month)
@@ -1029,13 +1053,49 @@ fn parse_timestamp_digits(t: &[u8], sep: u8) -> Option<i64> {
     let nanos = match &t[19..] {
         [] => 0,
         [b'.', fraction @ ..] if (1..=9).contains(&fraction.len()) => {
-            digits(20..t.len())? * 10_i64.pow(9 - fraction.len() as u32)
+            let mut value = 0_i64;
+            for &b in fraction {
+                let d = b.wrapping_sub(b'0');
+                if d > 9 {
+                    return None;
+                }
+                value = value * 10 + i64::from(d);
+            }
+            value * NANOS_PER_FRACTION_DIGITS[fraction.len()]
         }
         _ => return None,
     };
     let seconds = days_from_civil(y, month, day) * 86_400 + (h * 60 + min) * 60 + sec;
     seconds.checked_mul(1_000_000_000)?.checked_add(nanos)
 }
+
+/// The 8 bytes of `word` (little-endian text) as digit values where `digits` has `0xff`, when
+/// those bytes are all ASCII digits and the others spell `separators`; else `None`.
+fn digit_bytes(word: u64, digits: u64, separators: u64) -> Option<u64> {
+    const HIGH_NIBBLES: u64 = 0xf0f0_f0f0_f0f0_f0f0;
+    let zeros = 0x3030_3030_3030_3030 & digits;
+    let value = word & digits;
+    // A digit is 0x30..=0x39: high nibble 3, and adding 6 keeps it 3 (0x3a..=0x3f would not).
+    // Adding 6 cannot carry out of a byte whose high nibble is 3, and any other byte already
+    // fails the first test.
+    let digits_ok = value & HIGH_NIBBLES == zeros
+        && (value + (0x0606_0606_0606_0606 & digits)) & HIGH_NIBBLES & digits == zeros;
+    (digits_ok && word & !digits == separators).then(|| value - zeros)
+}
+
+/// What a fraction of a second of `n` digits counts in nanoseconds, by `n` (1 to 9).
+const NANOS_PER_FRACTION_DIGITS: [i64; 10] = [
+    0,
+    100_000_000,
+    10_000_000,
+    1_000_000,
+    100_000,
+    10_000,
+    1_000,
+    100,
+    10,
+    1,
+];
 
 #[cfg(test)]
 mod tests {
@@ -1102,6 +1162,10 @@ mod tests {
             "2024-01-01T0:00:00",
             "2024-01-01T+1:00:00",
             "2024-01-01T00:00:00.+1",
+            "2a24-01-01T00:00:00",
+            "2024-01-0:T00:00:00",
+            "2024-01-01T00:00:0/",
+            "2024-01-01T00:00:00.2a8",
         ] {
             let fast = parse_timestamp_digits(t.as_bytes(), b'T');
             if fast.is_some() {
@@ -1113,7 +1177,17 @@ mod tests {
                 "{t}"
             );
         }
-        assert!(parse_timestamp_digits(b"2024-01-01T00:00:00.218", b'T').is_some());
+        // The shortcut does take the common shapes (in either style).
+        for (t, sep) in [
+            ("2024-01-01T00:00:00.218", b'T'),
+            ("2024-02-29T23:59:59.999999999", b'T'),
+            ("1970-01-01T00:00:00.000000001", b'T'),
+            ("2100-12-31 23:59:59", b' '),
+        ] {
+            let fast = parse_timestamp_digits(t.as_bytes(), sep);
+            assert!(fast.is_some(), "{t}");
+            assert_eq!(fast, general(t, char::from(sep)), "{t}");
+        }
     }
 }
 
