@@ -66,6 +66,25 @@ impl RowColumns {
     }
 }
 
+/// The epoch nanoseconds of the timestamp a scanned plain string spells, as
+/// [`ColumnBuilder::append_text`] reads it; `None` for anything else, such as text with
+/// whitespace around it (which `append_text` trims) or text that is no timestamp (whose error
+/// `append_text` gives).
+fn scanned_timestamp(
+    record: &str,
+    span: Span,
+    style: TimestampStyle,
+    tz: &Option<Arc<str>>,
+) -> Option<i64> {
+    let text = span.plain_string(record)?;
+    let bytes = text.as_bytes();
+    let untrimmed = |b: Option<&u8>| b.is_some_and(u8::is_ascii_graphic);
+    if !untrimmed(bytes.first()) || !untrimmed(bytes.last()) {
+        return None;
+    }
+    parse_timestamp(text, style, tz.is_some()).ok()
+}
+
 /// Appends the text inside a JSON string (as the scanner validated it) to `out` with its
 /// simple escapes resolved; false (`out` then holds part of it) at a `\u` escape, which
 /// `serde_json` resolves instead.
@@ -500,9 +519,33 @@ impl ColumnBuilder {
                     return Ok(());
                 }
             }
+            ColumnBuilder::Int32(b) => {
+                if let Some(value) = json_integer(raw).and_then(|v| i32::try_from(v).ok()) {
+                    b.append_value(value);
+                    return Ok(());
+                }
+            }
             ColumnBuilder::Int64(b) => {
                 if let Some(value) = json_integer(raw) {
                     b.append_value(value);
+                    return Ok(());
+                }
+            }
+            ColumnBuilder::TimestampMs(b, tz) => {
+                if let Some(nanos) = scanned_timestamp(scanned.record, span, style, tz) {
+                    b.append_value(nanos / 1_000_000);
+                    return Ok(());
+                }
+            }
+            ColumnBuilder::TimestampUs(b, tz) => {
+                if let Some(nanos) = scanned_timestamp(scanned.record, span, style, tz) {
+                    b.append_value(nanos / 1_000);
+                    return Ok(());
+                }
+            }
+            ColumnBuilder::TimestampNs(b, tz) => {
+                if let Some(nanos) = scanned_timestamp(scanned.record, span, style, tz) {
+                    b.append_value(nanos);
                     return Ok(());
                 }
             }
