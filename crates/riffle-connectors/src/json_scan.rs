@@ -70,9 +70,51 @@ struct TreeField {
     /// The name as a JSON member name (`"name"`), when it needs no escapes: a record that
     /// spells the member so is matched without scanning the name. A name that needs escapes
     /// never matches (the scanner gives up on escaped member names).
-    quoted: Option<Box<[u8]>>,
+    quoted: Option<QuotedName>,
     /// The level of this field's members, when the field is a ROW.
     nested: Option<usize>,
+}
+
+/// A member name as records spell it (`"name"`), with its first and last eight bytes as
+/// words, so that most names are compared with one or two word loads from the record.
+#[derive(Debug, Clone)]
+struct QuotedName {
+    bytes: Box<[u8]>,
+    /// The first eight bytes (the bytes there are, when fewer, and zeros).
+    head: u64,
+    /// The last eight bytes (when there are at least eight).
+    tail: u64,
+}
+
+impl QuotedName {
+    fn new(name: &str) -> Self {
+        let bytes = format!("\"{name}\"").into_bytes().into_boxed_slice();
+        let mut head = [0; 8];
+        let n = bytes.len().min(8);
+        head[..n].copy_from_slice(&bytes[..n]);
+        QuotedName {
+            head: u64::from_le_bytes(head),
+            tail: word_at(&bytes, bytes.len().saturating_sub(8)),
+            bytes,
+        }
+    }
+
+    /// Whether `record` spells this name at `at`.
+    #[inline(always)]
+    fn is_at(&self, record: &[u8], at: usize) -> bool {
+        let n = self.bytes.len();
+        match n {
+            // One word load, masked to the name's bytes, where the record has the word.
+            0..=7 if at + 8 <= record.len() => {
+                let mask = (1_u64 << (8 * n)) - 1;
+                word_at(record, at) & mask == self.head
+            }
+            8..=16 if at + n <= record.len() => {
+                word_at(record, at) == self.head && word_at(record, at + n - 8) == self.tail
+            }
+            _ => record.get(at..at + n) == Some(&self.bytes[..]),
+        }
+    }
 }
 
 impl SlotTree {
@@ -101,7 +143,7 @@ impl SlotTree {
             let name = field.name();
             let plain = !name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20);
             self.levels[level].fields.push(TreeField {
-                quoted: plain.then(|| format!("\"{name}\"").into_bytes().into_boxed_slice()),
+                quoted: plain.then(|| QuotedName::new(name)),
                 nested,
             });
         }
@@ -115,6 +157,7 @@ impl SlotTree {
 
     /// The slot of field `index` of `level` (`usize::MAX` when there is no such field) and,
     /// when that field is a ROW, the level of its members.
+    #[inline(always)]
     pub fn member(&self, level: usize, index: usize) -> (usize, Option<usize>) {
         match self.levels.get(level) {
             Some(l) => (l.base + index, l.fields.get(index).and_then(|f| f.nested)),
@@ -157,6 +200,7 @@ impl Span {
     };
 
     /// The text of a string member without escapes (without its quotes).
+    #[inline(always)]
     pub fn plain_string(self, record: &str) -> Option<&str> {
         if !self.plain_string {
             return None;
@@ -165,6 +209,7 @@ impl Span {
     }
 
     /// The member's raw text in `record`, if there was one.
+    #[inline(always)]
     pub fn text(self, record: &str) -> Option<&str> {
         if self == Span::ABSENT {
             return None;
@@ -240,33 +285,6 @@ fn word_at(bytes: &[u8], at: usize) -> u64 {
         .map_or(0, u64::from_le_bytes)
 }
 
-/// The 4 bytes of `bytes` at `at` (0 past the end; callers stay inside).
-fn half_word_at(bytes: &[u8], at: usize) -> u32 {
-    bytes
-        .get(at..at + 4)
-        .and_then(|b| <[u8; 4]>::try_from(b).ok())
-        .map_or(0, u32::from_le_bytes)
-}
-
-/// Whether `bytes` starts with `prefix`. Member names are short: two overlapping word loads
-/// compare up to 16 bytes, where a `memcmp` call per member cost more than the comparison.
-fn starts_with_short(bytes: &[u8], prefix: &[u8]) -> bool {
-    let n = prefix.len();
-    let Some(head) = bytes.get(..n) else {
-        return false;
-    };
-    match n {
-        4..=7 => {
-            half_word_at(head, 0) == half_word_at(prefix, 0)
-                && half_word_at(head, n - 4) == half_word_at(prefix, n - 4)
-        }
-        8..=16 => {
-            word_at(head, 0) == word_at(prefix, 0) && word_at(head, n - 8) == word_at(prefix, n - 8)
-        }
-        _ => head == prefix,
-    }
-}
-
 struct Scanner<'b> {
     text: &'b str,
     bytes: &'b [u8],
@@ -287,16 +305,19 @@ impl<'b> Scanner<'b> {
         self.skip_ws();
         self.pos == self.bytes.len()
     }
+    #[inline(always)]
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
 
+    #[inline(always)]
     fn skip_ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.pos += 1;
         }
     }
 
+    #[inline(always)]
     fn eat(&mut self, byte: u8) -> bool {
         if self.peek() == Some(byte) {
             self.pos += 1;
@@ -400,6 +421,7 @@ impl<'b> Scanner<'b> {
 
     /// The field of `fields` whose name the record spells next (then skipped), trying
     /// `fields[hint]` first.
+    #[inline(always)]
     fn eat_any_name(&mut self, fields: &[TreeField], hint: usize) -> Option<usize> {
         if let Some(field) = fields.get(hint) {
             if self.eat_name(field) {
@@ -415,10 +437,11 @@ impl<'b> Scanner<'b> {
     }
 
     /// Whether the record spells `field`'s name next (then skipped).
+    #[inline(always)]
     fn eat_name(&mut self, field: &TreeField) -> bool {
-        match field.quoted.as_deref() {
-            Some(quoted) if starts_with_short(&self.bytes[self.pos..], quoted) => {
-                self.pos += quoted.len();
+        match &field.quoted {
+            Some(quoted) if quoted.is_at(self.bytes, self.pos) => {
+                self.pos += quoted.bytes.len();
                 true
             }
             _ => false,
@@ -426,6 +449,7 @@ impl<'b> Scanner<'b> {
     }
 
     /// The value of field `index` of `level`, recorded in its slot.
+    #[inline(always)]
     fn tree_member(
         &mut self,
         tree: &SlotTree,
@@ -449,6 +473,7 @@ impl<'b> Scanner<'b> {
                 .string()
                 .map(|escaped| plain_string = !escaped)
                 .is_some(),
+            (_, Some(b'-' | b'0'..=b'9')) => self.number(),
             _ => self.value(depth),
         };
         if let Some(span) = spans.get_mut(slot) {
@@ -501,6 +526,7 @@ impl<'b> Scanner<'b> {
 
     /// A string: no control characters, only the simple escapes (`\u` gives up). `None` when
     /// it is not one, else whether it has escapes.
+    #[inline(always)]
     fn string(&mut self) -> Option<bool> {
         if !self.eat(b'"') {
             return None;
@@ -530,6 +556,7 @@ impl<'b> Scanner<'b> {
     /// Skips string bytes that need no check (not `"`, `\\` or a control character), sixteen
     /// at a time where SSE2 is there (every x86-64 processor), else eight at a time: most of a
     /// record's bytes are inside strings.
+    #[inline(always)]
     fn skip_plain_string_bytes(&mut self) {
         #[cfg(target_arch = "x86_64")]
         if self.skip_plain_string_bytes_sse2() {
@@ -541,6 +568,7 @@ impl<'b> Scanner<'b> {
     /// The 16-bytes-at-a-time part of [`Scanner::skip_plain_string_bytes`]: true when it
     /// stopped at a special byte, false when fewer than 16 bytes are left to look at.
     #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
     fn skip_plain_string_bytes_sse2(&mut self) -> bool {
         use std::arch::x86_64::{
             _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
@@ -568,6 +596,7 @@ impl<'b> Scanner<'b> {
 
     /// Skips plain string bytes eight at a time (the bytes left after the SSE2 loop, or all
     /// of them on other processors).
+    #[inline(always)]
     fn skip_plain_string_bytes_swar(&mut self) {
         const ONES: u64 = u64::from_le_bytes([1; 8]);
         const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
@@ -603,6 +632,7 @@ impl<'b> Scanner<'b> {
 
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, giving up on numbers so long or with
     /// exponents so large that they might overflow a double (`serde_json` rejects those).
+    #[inline(always)]
     fn number(&mut self) -> bool {
         self.eat(b'-');
         let mantissa_start = self.pos;
@@ -637,6 +667,7 @@ impl<'b> Scanner<'b> {
         true
     }
 
+    #[inline(always)]
     fn digits(&mut self) {
         while let Some(b'0'..=b'9') = self.peek() {
             self.pos += 1;
@@ -755,16 +786,26 @@ mod tests {
     }
 
     #[test]
-    fn short_prefixes_compare_every_byte() {
-        let name = b"\"abcdefghijklmnopq\"";
-        for len in 0..=name.len() {
-            let prefix = &name[..len];
-            assert!(starts_with_short(name, prefix));
-            assert!(!starts_with_short(&name[..len.saturating_sub(1)], prefix) || len == 0);
-            for at in 0..len {
-                let mut other = name.to_vec();
-                other[at] ^= 0x20;
-                assert!(!starts_with_short(&other, prefix), "{len} {at}");
+    fn quoted_names_compare_every_byte_wherever_they_stand() {
+        let letters = "abcdefghijklmnopqr";
+        for len in 0..=letters.len() {
+            let name = QuotedName::new(&letters[..len]);
+            let quoted = name.bytes.to_vec();
+            // Followed by nothing, by a few bytes or by many: the word loads and the plain
+            // comparison near the record's end.
+            for room in [0, 3, 20] {
+                let mut record = b"{ ".to_vec();
+                record.extend_from_slice(&quoted);
+                record.extend(std::iter::repeat_n(b'x', room));
+                assert!(name.is_at(&record, 2), "{len} {room}");
+                assert!(!name.is_at(&record, 1), "{len} {room}");
+                let cut = &record[..record.len() - room - 1];
+                assert!(!name.is_at(cut, 2), "{len} {room}");
+                for at in 0..quoted.len() {
+                    let mut other = record.clone();
+                    other[2 + at] ^= 0x20;
+                    assert!(!name.is_at(&other, 2), "{len} {room} {at}");
+                }
             }
         }
     }

@@ -397,6 +397,7 @@ impl RowDecoder {
 
     /// Turns a failed JSON field into the record's error, or counts it when errors are ignored
     /// (the builder already holds NULL for it).
+    #[inline(always)]
     fn json_field_outcome(
         &mut self,
         column: usize,
@@ -405,9 +406,22 @@ impl RowDecoder {
         options: &JsonOptions,
         location: &dyn Fn() -> String,
     ) -> Result<()> {
-        let Err(e) = appended else {
-            return Ok(());
-        };
+        match appended {
+            Ok(()) => Ok(()),
+            Err(e) => self.json_field_failed(column, e, record, options, location),
+        }
+    }
+
+    /// The failing case of [`RowDecoder::json_field_outcome`], kept out of the per-field path.
+    #[cold]
+    fn json_field_failed(
+        &mut self,
+        column: usize,
+        e: String,
+        record: &str,
+        options: &JsonOptions,
+        location: &dyn Fn() -> String,
+    ) -> Result<()> {
         if !options.ignore_parse_errors {
             return Err(ConnectorError::new(format!(
                 "Failed to deserialize JSON '{record}' of table '{}' at {}: field '{}': {e}",

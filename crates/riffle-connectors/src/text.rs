@@ -66,10 +66,11 @@ impl RowColumns {
     }
 }
 
-/// The epoch nanoseconds of the timestamp a scanned plain string spells, as
-/// [`ColumnBuilder::append_text`] reads it; `None` for anything else, such as text with
-/// whitespace around it (which `append_text` trims) or text that is no timestamp (whose error
-/// `append_text` gives).
+/// The epoch nanoseconds of the timestamp a scanned plain string spells in its common shape
+/// (see [`parse_timestamp_digits`]), as [`ColumnBuilder::append_text`] reads it; `None` for
+/// anything else (text with whitespace around it, which `append_text` trims, other shapes, or
+/// text that is no timestamp, whose error `append_text` gives).
+#[inline(always)]
 fn scanned_timestamp(
     record: &str,
     span: Span,
@@ -77,12 +78,11 @@ fn scanned_timestamp(
     tz: &Option<Arc<str>>,
 ) -> Option<i64> {
     let text = span.plain_string(record)?;
-    let bytes = text.as_bytes();
-    let untrimmed = |b: Option<&u8>| b.is_some_and(u8::is_ascii_graphic);
-    if !untrimmed(bytes.first()) || !untrimmed(bytes.last()) {
-        return None;
-    }
-    parse_timestamp(text, style, tz.is_some()).ok()
+    let body = match tz {
+        Some(_) => text.strip_suffix('Z')?,
+        None => text,
+    };
+    parse_timestamp_digits(body.as_bytes(), style.separator())
 }
 
 /// Appends the text inside a JSON string (as the scanner validated it) to `out` with its
@@ -121,6 +121,16 @@ pub enum TimestampStyle {
     Sql,
     /// `yyyy-MM-ddTHH:mm:ss[.f]`
     Iso,
+}
+
+impl TimestampStyle {
+    /// The byte between the date and the time.
+    fn separator(self) -> u8 {
+        match self {
+            TimestampStyle::Sql => b' ',
+            TimestampStyle::Iso => b'T',
+        }
+    }
 }
 
 /// A growing Arrow column of one Flink type.
@@ -851,6 +861,7 @@ impl ColumnBuilder {
 /// The value of a JSON integer `-?[0-9]+` of at most 18 digits (so it cannot overflow), read
 /// without the general parser's checks per digit; `None` for anything else, which
 /// `str::parse` then decides.
+#[inline(always)]
 fn json_integer(raw: &str) -> Option<i64> {
     let (negative, digits) = match raw.as_bytes() {
         [b'-', digits @ ..] => (true, digits),
@@ -993,6 +1004,7 @@ fn parse_date(t: &str) -> Result<i64, String> {
     Ok(days_from_civil(y, m, d))
 }
 
+#[inline(always)]
 fn days_in_month(y: i64, m: u32) -> u32 {
     match m {
         2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
@@ -1037,12 +1049,9 @@ fn parse_timestamp(t: &str, style: TimestampStyle, ltz: bool) -> Result<i64, Str
     } else {
         t
     };
-    let sep = match style {
-        TimestampStyle::Sql => ' ',
-        TimestampStyle::Iso => 'T',
-    };
-    parse_timestamp_digits(body.as_bytes(), sep as u8)
-        .or_else(|| parse_timestamp_fields(body, sep))
+    let sep = style.separator();
+    parse_timestamp_digits(body.as_bytes(), sep)
+        .or_else(|| parse_timestamp_fields(body, char::from(sep)))
         .ok_or_else(err)
 }
 
@@ -1061,6 +1070,7 @@ fn parse_timestamp_fields(body: &str, sep: char) -> Option<i64> {
 /// field in digits, read straight from the bytes; `None` for anything else (other shapes,
 /// out-of-range fields), which the general parser decides — with the same result for the
 /// texts this one accepts.
+#[inline(always)]
 fn parse_timestamp_digits(t: &[u8], sep: u8) -> Option<i64> {
     // Three overlapping words: `yyyy-MM-`, `ddTHH:mm`, `HH:mm:ss` (with `sep` for `T`).
     let word = |at: usize| -> Option<u64> {
@@ -1114,6 +1124,7 @@ fn parse_timestamp_digits(t: &[u8], sep: u8) -> Option<i64> {
 
 /// The 8 bytes of `word` (little-endian text) as digit values where `digits` has `0xff`, when
 /// those bytes are all ASCII digits and the others spell `separators`; else `None`.
+#[inline(always)]
 fn digit_bytes(word: u64, digits: u64, separators: u64) -> Option<u64> {
     const HIGH_NIBBLES: u64 = 0xf0f0_f0f0_f0f0_f0f0;
     let zeros = 0x3030_3030_3030_3030 & digits;
