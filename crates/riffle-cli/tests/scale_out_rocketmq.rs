@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use cli::{ok, riffle, WorkDir};
 
-const ORDERS: usize = 20_000;
+const ORDERS: usize = 100_000;
 const CUSTOMERS: usize = 120;
 const REGIONS: usize = 9;
 
@@ -66,7 +66,9 @@ fn job(namesrv: &str, suffix: &str, prefix: &str) -> String {
         )
     };
     [
-        "SET 'execution.checkpointing.interval' = '500 ms';\n".to_string(),
+        "SET 'execution.checkpointing.interval' = '200 ms';
+SET 'riffle.job-checkpoint.interval' = '200 ms';\n"
+            .to_string(),
         source("orders", "order_id BIGINT, customer STRING, amount BIGINT"),
         source("customers", "customer STRING, region STRING"),
         sink(
@@ -257,6 +259,13 @@ fn wait_exit(member: &mut Member) -> std::process::ExitStatus {
     }
 }
 
+/// How many units a member's log shows started and not yet finished.
+fn running_units(log: &str) -> usize {
+    let started = log.lines().filter(|l| l.ends_with(" starts")).count();
+    let ended = log.lines().filter(|l| l.ends_with(" finished")).count();
+    started.saturating_sub(ended)
+}
+
 fn assert_same<T: PartialEq + std::fmt::Debug>(what: &str, expected: &T, actual: &T, logs: &str) {
     assert!(
         expected == actual,
@@ -360,12 +369,23 @@ fn three_processes_on_a_rocketmq_cluster_one_killed_one_joining_equal_the_plain_
         ms.iter()
             .all(|m| m.log().contains(" of 3: units") && m.log().contains("starts"))
     });
-    // Kill b in the middle of the job: once a checkpoint of its units was committed
-    // (`RIFFLE_KILL_AFTER_MS` moves the moment when the test is repeated to hunt races).
+    // Kill b in the middle of the job: once a checkpoint of its units was committed and
+    // while some of them still run (`RIFFLE_KILL_AFTER_MS` waits longer after that checkpoint
+    // when the test is repeated to hunt races).
+    wait_for(&members, "a committed checkpoint of b's units", |ms| {
+        let log = ms[1].log();
+        assert!(
+            running_units(&log) > 0 || !log.contains(" finished"),
+            "b's units all finished before a checkpoint of them was committed (the job is too \
+             short to kill a member in its middle):\n{}",
+            logs(ms)
+        );
+        log.contains("is its cut of job checkpoint")
+    });
     let kill_after = std::env::var("RIFFLE_KILL_AFTER_MS")
         .ok()
         .and_then(|ms| ms.parse().ok())
-        .unwrap_or(1500);
+        .unwrap_or(0);
     std::thread::sleep(Duration::from_millis(kill_after));
     for m in &mut members {
         assert!(
@@ -374,6 +394,15 @@ fn three_processes_on_a_rocketmq_cluster_one_killed_one_joining_equal_the_plain_
             m.log()
         );
     }
+    assert!(
+        running_units(&members[1].log()) > 0,
+        "b's units all finished before the kill:\n{}",
+        logs(&members)
+    );
+    eprintln!(
+        "b killed {} ms after the group started",
+        group.elapsed().as_millis()
+    );
     members[1].child.kill().expect("SIGKILL");
     members[1].child.wait().expect("reap");
     // The survivors notice (when b's lease ran out) and share b's units.

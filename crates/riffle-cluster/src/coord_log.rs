@@ -702,6 +702,23 @@ mod tests {
     }
 
     #[test]
+    fn acquiring_a_unit_sees_that_it_finished_even_when_the_last_look_did_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = LogCoordination(CoordLog::join(topics(dir.path()), "j", LEASE).unwrap());
+        let b = LogCoordination(CoordLog::join(topics(dir.path()), "j", LEASE).unwrap());
+        let held = a.try_acquire(UNIT).unwrap().expect("a takes the unit");
+        // b looks while the unit runs; its view is then recent enough to be reused.
+        assert!(!b.is_finished(UNIT).unwrap());
+        a.mark_finished(UNIT).unwrap();
+        drop(held);
+        let _taken = b
+            .try_acquire(UNIT)
+            .unwrap()
+            .expect("the released unit is free");
+        assert!(b.is_finished(UNIT).unwrap());
+    }
+
+    #[test]
     fn a_silent_owner_is_fenced_and_its_units_taken_after_its_lease() {
         let dir = tempfile::tempdir().unwrap();
         let lease = Duration::from_millis(800);

@@ -463,6 +463,12 @@ impl ClusterJob {
                 }
                 // The previous owner may still be finishing: try again at the next look.
                 if let Some(lock) = self.coordination.try_acquire(*unit)? {
+                    // Acquiring read the coordination up to now, so this sees a finish the
+                    // look above missed (a view read a moment before the unit, here or in its
+                    // previous owner, finished): a finished unit does not run again.
+                    if self.coordination.is_finished(*unit)? {
+                        continue;
+                    }
                     match self.start(*unit, lock) {
                         Ok(started) => {
                             running.insert(*unit, started);
