@@ -218,6 +218,23 @@ impl Span {
     }
 }
 
+/// What a JSON escape other than `\u` stands for: `\n` (given `n`) is a line feed. The scanner
+/// accepts strings with these escapes only, and the decoders resolve them with this too.
+#[inline(always)]
+pub fn simple_escape(escaped: u8) -> Option<&'static str> {
+    Some(match escaped {
+        b'"' => "\"",
+        b'\\' => "\\",
+        b'/' => "/",
+        b'b' => "\u{8}",
+        b'f' => "\u{c}",
+        b'n' => "\n",
+        b'r' => "\r",
+        b't' => "\t",
+        _ => return None,
+    })
+}
+
 /// Scans `record` like [`scan_object`], filling `spans` (resized to [`SlotTree::slot_count`])
 /// with the members of every level of `tree`: a ROW member that is an object has its own
 /// members found in the same pass. Returns false when the scanner cannot vouch for the record
@@ -540,10 +557,7 @@ impl<'b> Scanner<'b> {
                     return Some(escaped);
                 }
                 b'\\' => {
-                    match self.bytes.get(self.pos + 1) {
-                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {}
-                        _ => return None,
-                    }
+                    simple_escape(*self.bytes.get(self.pos + 1)?)?;
                     escaped = true;
                     self.pos += 2;
                 }

@@ -102,8 +102,6 @@ pub struct RowDecoder {
 struct JsonScan {
     tree: SlotTree,
     spans: Vec<Span>,
-    /// Where strings with escapes are resolved.
-    scratch: String,
 }
 
 impl RowDecoder {
@@ -146,7 +144,6 @@ impl RowDecoder {
         let json_scan = matches!(format, TextFormat::Json(_)).then(|| JsonScan {
             tree: SlotTree::new(schema.fields()),
             spans: Vec::new(),
-            scratch: String::new(),
         });
         Ok(Self {
             table: table.to_string(),
@@ -299,7 +296,7 @@ impl RowDecoder {
                 tree: &scan.tree,
                 spans: &scan.spans,
             };
-            self.append_scanned(&scanned, &mut scan.scratch, options, location)
+            self.append_scanned(&scanned, options, location)
         } else {
             self.json_record_parsed(record, options, location)
         };
@@ -311,7 +308,6 @@ impl RowDecoder {
     fn append_scanned(
         &mut self,
         scanned: &ScannedRecord<'_>,
-        scratch: &mut String,
         options: &JsonOptions,
         location: &dyn Fn() -> String,
     ) -> Result<bool> {
@@ -334,13 +330,8 @@ impl RowDecoder {
             }
         }
         for i in 0..self.builders.len() {
-            let appended = self.builders[i].append_json_scanned(
-                scanned,
-                0,
-                i,
-                options.timestamp_style,
-                scratch,
-            );
+            let appended =
+                self.builders[i].append_json_scanned(scanned, 0, i, options.timestamp_style);
             self.json_field_outcome(i, appended, scanned.record, options, location)?;
         }
         Ok(true)
@@ -629,6 +620,9 @@ mod tests {
             r#"{"a": 20, "r": {"x": 3000000000, "t": " 2024-01-01 00:00:00.5 "}}"#,
             r#"{"a": 21, "r": {"x": -7, "t": "2024-02-30 00:00:00"}}"#,
             r#"{"a": 22, "r": {"x": 1.5, "t": "2024-01-01 23:59:59.123456"}}"#,
+            r#"{"a": 23, "s": "\\starts, \"quotes\" in the middle, ends\\"}"#,
+            r#"{"a": 24, "s": "\n\n", "r": {"y": {"z": "é \\ ü"}}}"#,
+            r#"{"a": 25, "s": "ünïcödé\tand an escape"}"#,
         ];
         let mut scanned = decoder(false);
         let mut parsed = decoder(false);

@@ -15,7 +15,9 @@ use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{ArrowPrimitiveType, DataType, FieldRef, Fields, TimeUnit};
 
 use crate::format::days_from_civil;
-use crate::json_scan::{field_slots, scan_object, slots_for, SlotTree, Span, INLINE_SLOTS};
+use crate::json_scan::{
+    field_slots, scan_object, simple_escape, slots_for, SlotTree, Span, INLINE_SLOTS,
+};
 
 /// A record scanned by [`scan_record`]: its text, the tree of its schema and the spans found.
 pub struct ScannedRecord<'a> {
@@ -85,33 +87,44 @@ fn scanned_timestamp(
     parse_timestamp_digits(body.as_bytes(), style.separator())
 }
 
-/// Appends the text inside a JSON string (as the scanner validated it) to `out` with its
-/// simple escapes resolved; false (`out` then holds part of it) at a `\u` escape, which
-/// `serde_json` resolves instead.
-fn unescape_simple(inside: &str, out: &mut String) -> bool {
+/// Hands the text inside a JSON string to `out` piece by piece with its escapes resolved;
+/// false at the first escape [`simple_escape`] does not resolve (`\u`, which `serde_json`
+/// resolves instead), after `out` took the pieces before it.
+#[inline(always)]
+fn resolve_simple_escapes(inside: &str, mut out: impl FnMut(&str)) -> bool {
     let mut rest = inside;
     while let Some(i) = memchr::memchr(b'\\', rest.as_bytes()) {
-        let escaped = match rest.as_bytes().get(i + 1) {
-            Some(b'"') => '"',
-            Some(b'\\') => '\\',
-            Some(b'/') => '/',
-            Some(b'b') => '\u{8}',
-            Some(b'f') => '\u{c}',
-            Some(b'n') => '\n',
-            Some(b'r') => '\r',
-            Some(b't') => '\t',
-            _ => return false,
-        };
+        let escaped = rest.as_bytes().get(i + 1).copied().and_then(simple_escape);
         // Both cuts fall next to ASCII bytes, so on character boundaries.
-        let (Some(before), Some(after)) = (rest.get(..i), rest.get(i + 2..)) else {
+        let (Some(before), Some(escaped), Some(after)) =
+            (rest.get(..i), escaped, rest.get(i + 2..))
+        else {
             return false;
         };
-        out.push_str(before);
-        out.push(escaped);
+        out(before);
+        out(escaped);
         rest = after;
     }
-    out.push_str(rest);
+    out(rest);
     true
+}
+
+/// Appends the text inside a scanned JSON string with escapes to `b`, resolved as it is
+/// copied. The scanner gives up on a record with an escape [`simple_escape`] does not resolve,
+/// so every escape here resolves; were one not to, the value would be NULL and the field an
+/// error rather than a different string.
+fn append_escaped_string(b: &mut StringBuilder, inside: &str) -> Result<(), String> {
+    let resolved = resolve_simple_escapes(inside, |piece| {
+        let _ = std::fmt::Write::write_str(b, piece);
+    });
+    if resolved {
+        b.append_value("");
+        Ok(())
+    } else {
+        // The pieces already written fall under the NULL slot.
+        b.append_null();
+        Err(format!("unsupported escape in the string \"{inside}\""))
+    }
 }
 
 /// How timestamps are written in the text (`csv`: SQL style; `json`: per option).
@@ -474,7 +487,7 @@ impl ColumnBuilder {
             }
             (_, Some(b'"')) => {
                 let mut text = String::new();
-                if unescape_simple(&raw[1..raw.len() - 1], &mut text) {
+                if resolve_simple_escapes(&raw[1..raw.len() - 1], |piece| text.push_str(piece)) {
                     self.append_text(&text, style)
                 } else {
                     match serde_json::from_str::<String>(raw) {
@@ -502,14 +515,13 @@ impl ColumnBuilder {
     /// Appends member `index` of `level` of a record scanned by [`scan_record`]: the same
     /// result as [`ColumnBuilder::append_json_text`] of its raw text, but a ROW object takes its
     /// fields from the spans the scan found, without scanning the object again, and a string
-    /// with escapes is resolved in `scratch` (kept across records, so not allocated per value).
+    /// with escapes is resolved straight into a STRING column.
     pub fn append_json_scanned(
         &mut self,
         scanned: &ScannedRecord<'_>,
         level: usize,
         index: usize,
         style: TimestampStyle,
-        scratch: &mut String,
     ) -> Result<(), String> {
         let (slot, nested) = scanned.tree.member(level, index);
         let span = scanned.spans.get(slot).copied().unwrap_or(Span::ABSENT);
@@ -527,6 +539,9 @@ impl ColumnBuilder {
                 if let Some(text) = span.plain_string(scanned.record) {
                     b.append_value(text);
                     return Ok(());
+                }
+                if raw.as_bytes().first() == Some(&b'"') {
+                    return append_escaped_string(b, &raw[1..raw.len() - 1]);
                 }
             }
             ColumnBuilder::Int32(b) => {
@@ -564,13 +579,13 @@ impl ColumnBuilder {
                     let mut index = 0;
                     return row.append_members(|_, child| {
                         index += 1;
-                        child.append_json_scanned(scanned, nested, index - 1, style, scratch)
+                        child.append_json_scanned(scanned, nested, index - 1, style)
                     });
                 }
             }
             _ => {}
         }
-        self.append_json_scanned_value(scanned.record, span, raw, style, scratch)
+        self.append_json_scanned_value(scanned.record, span, raw, style)
     }
 
     /// The rest of [`ColumnBuilder::append_json_scanned`]: a value `raw` at `span` that is not
@@ -582,7 +597,6 @@ impl ColumnBuilder {
         span: Span,
         raw: &str,
         style: TimestampStyle,
-        scratch: &mut String,
     ) -> Result<(), String> {
         if let Some(text) = span.plain_string(record) {
             let appended = self.append_text(text, style);
@@ -596,18 +610,7 @@ impl ColumnBuilder {
         {
             return Ok(());
         }
-        match self {
-            // A string the scanner accepted has simple escapes only.
-            ColumnBuilder::Utf8(b) if raw.starts_with('"') => {
-                scratch.clear();
-                if !unescape_simple(&raw[1..raw.len() - 1], scratch) {
-                    return self.append_json_text(raw, style);
-                }
-                b.append_value(&*scratch);
-                Ok(())
-            }
-            _ => self.append_json_text(raw, style),
-        }
+        self.append_json_text(raw, style)
     }
 
     /// Appends a JSON number straight into an integer or floating-point column; `None` (and
@@ -1250,6 +1253,22 @@ mod json_row_tests {
     use super::*;
     use arrow::array::AsArray;
     use arrow::datatypes::{Field, Int32Type, Int64Type};
+
+    #[test]
+    fn escaped_strings_resolve_into_the_column_and_an_unresolvable_escape_is_a_null_and_an_error() {
+        let mut b = StringBuilder::new();
+        append_escaped_string(&mut b, r#"a\"b\\c\/d\n"#).unwrap();
+        append_escaped_string(&mut b, r#"\t"#).unwrap();
+        let e = append_escaped_string(&mut b, r#"x\u0041y"#).unwrap_err();
+        assert!(e.contains("unsupported escape"), "{e}");
+        append_escaped_string(&mut b, "after").unwrap();
+        let column = b.finish();
+        assert_eq!(column.len(), 4);
+        assert_eq!(column.value(0), "a\"b\\c/d\n");
+        assert_eq!(column.value(1), "\t");
+        assert!(column.is_null(2));
+        assert_eq!(column.value(3), "after");
+    }
 
     fn row_builder() -> ColumnBuilder {
         let fields = Fields::from(vec![
