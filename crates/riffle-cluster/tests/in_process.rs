@@ -565,8 +565,8 @@ fn has_completed_checkpoint(dir: &std::path::Path) -> bool {
     })
 }
 
-/// Whether a completed checkpoint of a unit of `stage` of job `state` holds an SST file.
-fn has_rocksdb_files(dir: &std::path::Path, stage: usize) -> bool {
+/// Whether a completed checkpoint of a unit of `stage` of job `job` holds an SST file.
+fn has_rocksdb_files(dir: &std::path::Path, job: &str, stage: usize) -> bool {
     let Ok(units) = std::fs::read_dir(dir) else {
         return false;
     };
@@ -575,7 +575,7 @@ fn has_rocksdb_files(dir: &std::path::Path, stage: usize) -> bool {
         .filter(|u| {
             u.file_name()
                 .to_string_lossy()
-                .starts_with(&format!("state.{stage}-"))
+                .starts_with(&format!("{job}.{stage}-"))
         })
         .flat_map(|u| std::fs::read_dir(u.path()).into_iter().flatten().flatten())
         .filter(|chk| chk.path().join("_metadata").is_file())
@@ -633,7 +633,10 @@ fn resume_from_state_topics(backend: &str) {
         "SET 'state.backend.type' = '{backend}';\n{}",
         join_sql(dir.path(), "from_state")
     );
-    let first = checkpointed_job(&sql, "state", &checkpoints);
+    // A job id of its own: the two backends' tests run at once in this process, where units
+    // find their job checkpoint cuts by unit job id.
+    let job = format!("state-{backend}");
+    let first = checkpointed_job(&sql, &job, &checkpoints);
     let units = first.plan.units();
     // With RocksDB, the group aggregation's units (the last stage) must have checkpointed
     // SST files before the stop, so that they come back through the state topic.
@@ -645,7 +648,7 @@ fn resume_from_state_topics(backend: &str) {
         let stopper = async {
             for _ in 0..1500 {
                 if has_completed_checkpoint(&checkpoints)
-                    && (backend != "rocksdb" || has_rocksdb_files(&checkpoints, last_stage))
+                    && (backend != "rocksdb" || has_rocksdb_files(&checkpoints, &job, last_stage))
                 {
                     break;
                 }
@@ -662,7 +665,7 @@ fn resume_from_state_topics(backend: &str) {
     );
     drop(first);
     std::fs::remove_dir_all(&checkpoints).expect("remove local checkpoints");
-    run_units(&sql, "state", &checkpoints);
+    run_units(&sql, &job, &checkpoints);
     let single = upserted(dir.path(), "single_state");
     assert_eq!(single, upserted(dir.path(), "from_state"));
 }
