@@ -66,8 +66,12 @@ fn job(namesrv: &str, suffix: &str, prefix: &str) -> String {
         )
     };
     [
+        // The members start together, but a loaded machine may take seconds to bring each one
+        // into the group: they wait for each other (the first one alone would otherwise run
+        // most of the job before the others arrive).
         "SET 'execution.checkpointing.interval' = '200 ms';
-SET 'riffle.job-checkpoint.interval' = '200 ms';\n"
+SET 'riffle.job-checkpoint.interval' = '200 ms';
+SET 'riffle.group.settle-time' = '5 s';\n"
             .to_string(),
         source("orders", "order_id BIGINT, customer STRING, amount BIGINT"),
         source("customers", "customer STRING, region STRING"),

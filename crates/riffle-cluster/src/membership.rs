@@ -31,6 +31,11 @@ pub trait Membership: Send + Sync {
     fn name(&self) -> &str;
     /// The live members and this member's share of `units`.
     fn assignment(&self, units: &[UnitId]) -> Result<Assignment, ClusterError>;
+    /// Whether other processes may join, so that a member waits for the group to settle
+    /// before it starts units.
+    fn may_grow(&self) -> bool {
+        true
+    }
 }
 
 /// A group of one: runs every unit.
@@ -48,6 +53,10 @@ impl Membership for Solo {
             members: vec!["solo".to_string()],
             mine: units.to_vec(),
         })
+    }
+
+    fn may_grow(&self) -> bool {
+        false
     }
 }
 

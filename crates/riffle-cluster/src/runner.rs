@@ -35,9 +35,14 @@ use crate::ClusterError;
 /// How often a member looks at its assignment and its units.
 const POLL: Duration = Duration::from_millis(100);
 
-/// How long a group must stay unchanged before a member starts units: processes started
-/// together see each other first instead of starting units they hand over a moment later.
-const SETTLE: Duration = Duration::from_millis(1000);
+/// How long a member's view of its group must stay unchanged before it starts units — also
+/// while it is alone: processes started together see each other first instead of one of them
+/// starting every unit and handing most over a moment later (Kafka's initial rebalance delay
+/// serves the same end).
+const SETTLE_OPTION: &str = "riffle.group.settle-time";
+
+/// The settle time when the job does not set [`SETTLE_OPTION`].
+const DEFAULT_SETTLE: Duration = Duration::from_secs(1);
 
 /// A job split into units, ready to run.
 pub struct ClusterJob {
@@ -58,6 +63,8 @@ pub struct ClusterJob {
     checkpoints: Arc<CheckpointLog>,
     /// The units this process runs now.
     running: std::sync::Mutex<Vec<UnitId>>,
+    /// How long a group must stay unchanged before a member starts units.
+    settle: Duration,
 }
 
 /// How often a unit that failed in this process is restarted before the process gives up.
@@ -107,6 +114,11 @@ impl ClusterJob {
             })?,
             None => job_checkpoint::DEFAULT_INTERVAL,
         };
+        let settle = match graph.config.get(SETTLE_OPTION) {
+            Some(text) => riffle_runtime::checkpoint::parse_duration(text)
+                .map_err(|e| ClusterError::new(format!("'{SETTLE_OPTION}': {e}")))?,
+            None => DEFAULT_SETTLE,
+        };
         let checkpoints = CheckpointLog::open(topics.clone(), job, interval)?;
         let cluster_dir = checkpoint_root.join(format!("{}.cluster", plan.job));
         let (coordination, log): (Arc<dyn Coordination>, _) = match &plan.backend {
@@ -126,6 +138,7 @@ impl ClusterJob {
             log,
             checkpoints,
             running: std::sync::Mutex::new(Vec::new()),
+            settle,
         };
         job.write_plan_file()?;
         Ok(job)
@@ -450,7 +463,7 @@ impl ClusterJob {
                     now
                 }
             };
-            if since.elapsed() < SETTLE && assignment.members.len() > 1 {
+            if membership.may_grow() && since.elapsed() < self.settle {
                 tokio::time::sleep(POLL).await;
                 continue;
             }

@@ -550,6 +550,56 @@ fn units_move_between_members_exactly_once() {
     assert_eq!(single, upserted(dir.path(), "moved"));
 }
 
+/// A member alone in its group waits until the group has been unchanged for the settle time
+/// before it starts units: processes started together then share the units from the start.
+#[test]
+fn a_member_alone_waits_the_settle_time_before_it_starts_units() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let orders: Vec<(String, String)> = (0..100)
+        .map(|i| {
+            let body = format!(r#"{{"customer":"c{i}","amount":{i},"ts":"2024-01-01 00:00:00"}}"#);
+            (i.to_string(), body)
+        })
+        .collect();
+    produce(dir.path(), "settle_orders", 3, &orders);
+    let sql = format!(
+        "SET 'riffle.group.settle-time' = '1 h';\n{}",
+        windows_sql(dir.path(), "settle_orders", "settle_out", 2)
+    );
+    let checkpoints = dir.path().join("checkpoints");
+    let job = checkpointed_job(&sql, "settle", &checkpoints);
+    let group = job.membership(Some("g")).expect("join");
+    let stop = StopHandle::default();
+    runtime().block_on(async {
+        let watch = async {
+            // Well past the group's first looks (every 100 ms), far short of the settle time.
+            for _ in 0..15 {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                assert!(job.running().is_empty(), "{:?} started", job.running());
+            }
+            stop.stop();
+        };
+        let (result, ()) = tokio::join!(job.run(group.as_ref(), &stop), watch);
+        result.expect("member");
+    });
+    assert!(job.plan.units().iter().all(|u| !job.is_finished(*u)));
+
+    let bad = sql.replace("'1 h'", "'soon'");
+    let mut graph = riffle_plan::plan_sql(&bad).unwrap_or_else(|d| panic!("{d:?}"));
+    graph.config.insert(
+        "execution.checkpointing.dir".into(),
+        checkpoints.display().to_string(),
+    );
+    let error = ClusterJob::new(&graph, "settle-bad", PrintTarget::Stdout)
+        .err()
+        .expect("an invalid settle time is an error");
+    assert!(
+        error.message.contains("'riffle.group.settle-time'"),
+        "{}",
+        error.message
+    );
+}
+
 /// True when a completed checkpoint (`_metadata`) exists anywhere below `dir`.
 fn has_completed_checkpoint(dir: &std::path::Path) -> bool {
     let Ok(entries) = std::fs::read_dir(dir) else {
