@@ -71,6 +71,10 @@ struct TreeField {
     /// spells the member so is matched without scanning the name. A name that needs escapes
     /// never matches (the scanner gives up on escaped member names).
     quoted: Option<QuotedName>,
+    /// The same name between the comma before it and the colon after it (`,"name":`): how
+    /// records that list their members in the schema's order without whitespace spell it
+    /// after the previous member's value, matched in one comparison.
+    glue: Option<QuotedName>,
     /// The level of this field's members, when the field is a ROW.
     nested: Option<usize>,
 }
@@ -87,8 +91,11 @@ struct QuotedName {
 }
 
 impl QuotedName {
-    fn new(name: &str) -> Self {
-        let bytes = format!("\"{name}\"").into_bytes().into_boxed_slice();
+    /// `name` quoted, between `before` and `after`.
+    fn new(before: &str, name: &str, after: &str) -> Self {
+        let bytes = format!("{before}\"{name}\"{after}")
+            .into_bytes()
+            .into_boxed_slice();
         let mut head = [0; 8];
         let n = bytes.len().min(8);
         head[..n].copy_from_slice(&bytes[..n]);
@@ -143,7 +150,8 @@ impl SlotTree {
             let name = field.name();
             let plain = !name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20);
             self.levels[level].fields.push(TreeField {
-                quoted: plain.then(|| QuotedName::new(name)),
+                quoted: plain.then(|| QuotedName::new("", name, "")),
+                glue: plain.then(|| QuotedName::new(",", name, ":")),
                 nested,
             });
         }
@@ -407,26 +415,36 @@ impl<'b> Scanner<'b> {
             self.skip_ws();
             // The expected field first, then the others (records may skip optional fields,
             // such as Nexmark's one ROW of three per event), then the name scanned as a string.
-            let found = self.eat_any_name(fields, hint);
+            let mut found = self.eat_any_name(fields, hint);
             // No field's name: an unknown member, skipped. A name with escapes is not its raw
             // text (it might still spell a field's name): give up.
             if found.is_none() && self.string() != Some(false) {
                 return false;
             }
-            if let Some(index) = found {
-                hint = index + 1;
-            }
             self.skip_ws();
             if !self.eat(b':') {
                 return false;
             }
-            self.skip_ws();
-            let scanned = match found {
-                Some(index) => self.tree_member(tree, level, index, spans, depth),
-                None => self.value(depth),
-            };
-            if !scanned {
-                return false;
+            loop {
+                if let Some(index) = found {
+                    hint = index + 1;
+                }
+                self.skip_ws();
+                let scanned = match found {
+                    Some(index) => self.tree_member(tree, level, index, spans, depth),
+                    None => self.value(depth),
+                };
+                if !scanned {
+                    return false;
+                }
+                // The common case: the expected field's `,"name":` right after the value.
+                match fields.get(hint).and_then(|f| f.glue.as_ref()) {
+                    Some(glue) if glue.is_at(self.bytes, self.pos) => {
+                        self.pos += glue.bytes.len();
+                        found = Some(hint);
+                    }
+                    _ => break,
+                }
             }
             self.skip_ws();
             if self.eat(b',') {
@@ -802,8 +820,11 @@ mod tests {
     #[test]
     fn quoted_names_compare_every_byte_wherever_they_stand() {
         let letters = "abcdefghijklmnopqr";
-        for len in 0..=letters.len() {
-            let name = QuotedName::new(&letters[..len]);
+        // Names alone and between a comma and a colon, as after a member.
+        for (len, (before, after)) in
+            (0..=letters.len()).flat_map(|len| [(len, ("", "")), (len, (",", ":"))])
+        {
+            let name = QuotedName::new(before, &letters[..len], after);
             let quoted = name.bytes.to_vec();
             // Followed by nothing, by a few bytes or by many: the word loads and the plain
             // comparison near the record's end.
@@ -886,6 +907,34 @@ mod tests {
                 Some(r#""q""#),
             ])
         );
+        // The same without whitespace, as most producers write it; a member out of order
+        // after one in order, and a duplicate after its first value.
+        for (text, slots) in [
+            (
+                r#"{"a":1,"r":{"x":2,"y":{"z":"q"}}}"#,
+                [
+                    Some("1"),
+                    Some(r#"{"x":2,"y":{"z":"q"}}"#),
+                    Some("2"),
+                    Some(r#"{"z":"q"}"#),
+                    Some(r#""q""#),
+                ],
+            ),
+            (
+                r#"{"r":{"y":{"z":"q"},"x":2},"a":1,"a":3}"#,
+                [
+                    Some("3"),
+                    Some(r#"{"y":{"z":"q"},"x":2}"#),
+                    Some("2"),
+                    Some(r#"{"z":"q"}"#),
+                    Some(r#""q""#),
+                ],
+            ),
+        ] {
+            assert_eq!(scan_tree(text), Some(slots.to_vec()), "{text}");
+        }
+        assert_eq!(scan_tree(r#"{"a":1,"r":}"#), None);
+        assert_eq!(scan_tree(r#"{"a":1,"r":{"x":2,}}"#), None);
         // A ROW that is no object keeps its members absent.
         assert_eq!(
             scan_tree(r#"{"r": "text"}"#),
