@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use arrow::array::{
     make_array, new_null_array, Array, ArrayBuilder, ArrayRef, BooleanBufferBuilder,
-    BooleanBuilder, ListArray, MapArray, PrimitiveArray, StringBuilder, StructArray,
+    BooleanBuilder, ListArray, MapArray, PrimitiveArray, StringArray, StructArray,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::{
@@ -115,15 +115,11 @@ fn resolve_simple_escapes(inside: &str, mut out: impl FnMut(&str)) -> bool {
 /// copied. The scanner gives up on a record with an escape [`simple_escape`] does not resolve,
 /// so every escape here resolves; were one not to, the value would be NULL and the field an
 /// error rather than a different string.
-fn append_escaped_string(b: &mut StringBuilder, inside: &str) -> Result<(), String> {
-    let resolved = resolve_simple_escapes(inside, |piece| {
-        let _ = std::fmt::Write::write_str(b, piece);
-    });
-    if resolved {
-        b.append_value("");
+fn append_escaped_string(b: &mut Strings, inside: &str) -> Result<(), String> {
+    if resolve_simple_escapes(inside, |piece| b.append_piece(piece)) {
+        b.end_value();
         Ok(())
     } else {
-        // The pieces already written fall under the NULL slot.
         b.append_null();
         Err(format!("unsupported escape in the string \"{inside}\""))
     }
@@ -151,7 +147,7 @@ impl TimestampStyle {
 /// A growing Arrow column of one Flink type.
 pub enum ColumnBuilder {
     /// CHAR / VARCHAR / STRING
-    Utf8(StringBuilder),
+    Utf8(Strings),
     /// BOOLEAN
     Boolean(BooleanBuilder),
     /// TINYINT
@@ -343,7 +339,7 @@ impl ColumnBuilder {
     /// A builder for `data_type`, or the name of a type text formats cannot hold.
     pub fn new(data_type: &DataType) -> Result<Self, String> {
         Ok(match data_type {
-            DataType::Utf8 => ColumnBuilder::Utf8(StringBuilder::new()),
+            DataType::Utf8 => ColumnBuilder::Utf8(Strings::default()),
             DataType::Boolean => ColumnBuilder::Boolean(BooleanBuilder::new()),
             DataType::Int8 => ColumnBuilder::Int8(Primitives::default()),
             DataType::Int16 => ColumnBuilder::Int16(Primitives::default()),
@@ -785,10 +781,7 @@ impl ColumnBuilder {
     /// The finished column.
     pub fn finish(&mut self) -> Result<ArrayRef, String> {
         Ok(match self {
-            ColumnBuilder::Utf8(b) => {
-                let next = StringBuilder::with_capacity(b.len(), b.values_slice().len());
-                Arc::new(std::mem::replace(b, next).finish())
-            }
+            ColumnBuilder::Utf8(b) => Arc::new(b.finish()?),
             ColumnBuilder::Boolean(b) => {
                 let next = BooleanBuilder::with_capacity(b.len());
                 Arc::new(std::mem::replace(b, next).finish())
@@ -926,18 +919,106 @@ impl<T: ArrowPrimitiveType> Primitives<T> {
             &mut self.values,
             Vec::with_capacity(rows),
         ));
-        let nulls = (!self.null_runs.is_empty()).then(|| {
-            let mut valid = BooleanBufferBuilder::new(rows);
-            valid.append_n(rows, true);
-            for (first, n) in self.null_runs.drain(..) {
-                for row in first..first + n {
-                    valid.set_bit(row, false);
-                }
-            }
-            NullBuffer::new(valid.finish())
-        });
-        PrimitiveArray::new(values, nulls)
+        PrimitiveArray::new(values, null_buffer(rows, &mut self.null_runs))
     }
+}
+
+/// A STRING column being built, for the reasons of [`Primitives`]: a value is an inlined
+/// copy, and a string with escapes is resolved straight into the column.
+#[derive(Debug)]
+pub struct Strings {
+    /// The values' bytes, one after the other.
+    bytes: Vec<u8>,
+    /// Where each value starts in `bytes`, and where the last one ends.
+    offsets: Vec<i32>,
+    /// The NULL rows, as in [`Primitives`].
+    null_runs: Vec<(usize, usize)>,
+}
+
+impl Default for Strings {
+    fn default() -> Self {
+        Strings {
+            bytes: Vec::new(),
+            offsets: vec![0],
+            null_runs: Vec::new(),
+        }
+    }
+}
+
+impl Strings {
+    /// Appends `value`.
+    #[inline(always)]
+    fn append_value(&mut self, value: &str) {
+        self.append_piece(value);
+        self.end_value();
+    }
+
+    /// Appends `piece` to the value being written (ended by [`Strings::end_value`]).
+    #[inline(always)]
+    fn append_piece(&mut self, piece: &str) {
+        self.bytes.extend_from_slice(piece.as_bytes());
+    }
+
+    /// Ends the value being written. Offsets beyond `i32` are caught by [`Strings::finish`].
+    #[inline(always)]
+    fn end_value(&mut self) {
+        self.offsets.push(self.bytes.len() as i32);
+    }
+
+    /// Appends NULL (dropping what was written of a value not ended).
+    fn append_null(&mut self) {
+        self.append_nulls(1);
+    }
+
+    /// Appends `n` NULLs.
+    fn append_nulls(&mut self, n: usize) {
+        let row = self.offsets.len() - 1;
+        let end = self.offsets.last().copied().unwrap_or(0);
+        self.bytes.truncate(end as usize);
+        match self.null_runs.last_mut() {
+            Some((first, rows)) if *first + *rows == row => *rows += n,
+            _ => self.null_runs.push((row, n)),
+        }
+        self.offsets.resize(self.offsets.len() + n, end);
+    }
+
+    /// The values appended so far; the builder starts over with room for as many.
+    fn finish(&mut self) -> Result<StringArray, String> {
+        let rows = self.offsets.len() - 1;
+        if i32::try_from(self.bytes.len()).is_err() {
+            return Err(format!(
+                "{} bytes of strings in one batch of {rows} rows: more than a STRING column holds (2 GiB)",
+                self.bytes.len()
+            ));
+        }
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        let offsets = std::mem::replace(&mut self.offsets, offsets);
+        let next = Vec::with_capacity(self.bytes.len());
+        let bytes = std::mem::replace(&mut self.bytes, next);
+        let nulls = null_buffer(rows, &mut self.null_runs);
+        StringArray::try_new(
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            bytes.into(),
+            nulls,
+        )
+        .map_err(|e| e.to_string())
+    }
+}
+
+/// The validity of `rows` rows with NULLs at `null_runs` (emptied): `None` when there are none.
+fn null_buffer(rows: usize, null_runs: &mut Vec<(usize, usize)>) -> Option<NullBuffer> {
+    if null_runs.is_empty() {
+        return None;
+    }
+    let mut valid = BooleanBufferBuilder::new(rows);
+    valid.append_n(rows, true);
+    for (first, n) in null_runs.drain(..) {
+        for row in first..first + n {
+            valid.set_bit(row, false);
+        }
+    }
+    Some(NullBuffer::new(valid.finish()))
 }
 
 /// `child` with NULL wherever its ROW is NULL: a NULL ROW's fields read as NULL, as in Flink.
@@ -1208,6 +1289,37 @@ const NANOS_PER_FRACTION_DIGITS: [i64; 10] = [
 mod tests {
     use super::*;
 
+    /// The same for strings; a value left unfinished when a NULL comes is dropped.
+    #[test]
+    fn string_columns_equal_arrows_builder() {
+        let mut ours = Strings::default();
+        let mut arrows = arrow::array::StringBuilder::new();
+        let batches: [&[Option<&str>]; 4] = [
+            &[Some("a"), None, None, Some(""), Some("ünï"), None],
+            &[None, Some("b")],
+            &[Some("c"), Some("dd")],
+            &[],
+        ];
+        for batch in batches {
+            for value in batch {
+                match value {
+                    Some(v) => {
+                        ours.append_value(v);
+                        arrows.append_value(v);
+                    }
+                    None => {
+                        ours.append_piece("dropped");
+                        ours.append_null();
+                        arrows.append_null();
+                    }
+                }
+            }
+            ours.append_nulls(2);
+            arrows.append_nulls(2);
+            assert_eq!(ours.finish().unwrap(), arrows.finish());
+        }
+    }
+
     /// Values and NULLs in any mix, NULL runs next to each other included, come out as
     /// Arrow's own builder builds them, batch after batch.
     #[test]
@@ -1339,13 +1451,13 @@ mod json_row_tests {
 
     #[test]
     fn escaped_strings_resolve_into_the_column_and_an_unresolvable_escape_is_a_null_and_an_error() {
-        let mut b = StringBuilder::new();
+        let mut b = Strings::default();
         append_escaped_string(&mut b, r#"a\"b\\c\/d\n"#).unwrap();
         append_escaped_string(&mut b, r#"\t"#).unwrap();
         let e = append_escaped_string(&mut b, r#"x\u0041y"#).unwrap_err();
         assert!(e.contains("unsupported escape"), "{e}");
         append_escaped_string(&mut b, "after").unwrap();
-        let column = b.finish();
+        let column = b.finish().unwrap();
         assert_eq!(column.len(), 4);
         assert_eq!(column.value(0), "a\"b\\c/d\n");
         assert_eq!(column.value(1), "\t");
