@@ -5,7 +5,7 @@ use crate::text::TimestampStyle;
 use crate::{ConnectorError, Result};
 
 /// Flink's JSON format options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonOptions {
     /// `json.fail-on-missing-field` (default false: missing fields are NULL).
     pub fail_on_missing_field: bool,
