@@ -44,6 +44,19 @@ const SETTLE_OPTION: &str = "riffle.group.settle-time";
 /// The settle time when the job does not set [`SETTLE_OPTION`].
 const DEFAULT_SETTLE: Duration = Duration::from_secs(1);
 
+/// The duration the job sets for `key` (`SET 'key' = '5 s'`), else `default`.
+fn duration_option(
+    graph: &JobGraph,
+    key: &str,
+    default: Duration,
+) -> Result<Duration, ClusterError> {
+    match graph.config.get(key) {
+        Some(text) => riffle_runtime::checkpoint::parse_duration(text)
+            .map_err(|e| ClusterError::new(format!("'{key}': {e}"))),
+        None => Ok(default),
+    }
+}
+
 /// A job split into units, ready to run.
 pub struct ClusterJob {
     /// The stages and shuffle topics.
@@ -108,17 +121,12 @@ impl ClusterJob {
             None => None,
         }
         .unwrap_or_else(|| PathBuf::from(riffle_runtime::checkpoint::DEFAULT_DIR));
-        let interval = match graph.config.get(job_checkpoint::INTERVAL_OPTION) {
-            Some(text) => riffle_runtime::checkpoint::parse_duration(text).map_err(|e| {
-                ClusterError::new(format!("'{}': {e}", job_checkpoint::INTERVAL_OPTION))
-            })?,
-            None => job_checkpoint::DEFAULT_INTERVAL,
-        };
-        let settle = match graph.config.get(SETTLE_OPTION) {
-            Some(text) => riffle_runtime::checkpoint::parse_duration(text)
-                .map_err(|e| ClusterError::new(format!("'{SETTLE_OPTION}': {e}")))?,
-            None => DEFAULT_SETTLE,
-        };
+        let interval = duration_option(
+            graph,
+            job_checkpoint::INTERVAL_OPTION,
+            job_checkpoint::DEFAULT_INTERVAL,
+        )?;
+        let settle = duration_option(graph, SETTLE_OPTION, DEFAULT_SETTLE)?;
         let checkpoints = CheckpointLog::open(topics.clone(), job, interval)?;
         let cluster_dir = checkpoint_root.join(format!("{}.cluster", plan.job));
         let (coordination, log): (Arc<dyn Coordination>, _) = match &plan.backend {

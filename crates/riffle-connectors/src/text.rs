@@ -875,15 +875,14 @@ fn json_integer(raw: &str) -> Option<i64> {
 #[derive(Debug)]
 pub struct Primitives<T: ArrowPrimitiveType> {
     values: Vec<T::Native>,
-    /// The NULL rows as (first row, rows), in row order; adjacent runs are merged.
-    null_runs: Vec<(usize, usize)>,
+    nulls: NullRuns,
 }
 
 impl<T: ArrowPrimitiveType> Default for Primitives<T> {
     fn default() -> Self {
         Primitives {
             values: Vec::new(),
-            null_runs: Vec::new(),
+            nulls: NullRuns::default(),
         }
     }
 }
@@ -904,10 +903,7 @@ impl<T: ArrowPrimitiveType> Primitives<T> {
     /// Appends `n` NULLs.
     fn append_nulls(&mut self, n: usize) {
         let row = self.values.len();
-        match self.null_runs.last_mut() {
-            Some((first, rows)) if *first + *rows == row => *rows += n,
-            _ => self.null_runs.push((row, n)),
-        }
+        self.nulls.add(row, n);
         self.values.resize(row + n, T::Native::default());
     }
 
@@ -919,7 +915,7 @@ impl<T: ArrowPrimitiveType> Primitives<T> {
             &mut self.values,
             Vec::with_capacity(rows),
         ));
-        PrimitiveArray::new(values, null_buffer(rows, &mut self.null_runs))
+        PrimitiveArray::new(values, self.nulls.finish(rows))
     }
 }
 
@@ -931,8 +927,7 @@ pub struct Strings {
     bytes: Vec<u8>,
     /// Where each value starts in `bytes`, and where the last one ends.
     offsets: Vec<i32>,
-    /// The NULL rows, as in [`Primitives`].
-    null_runs: Vec<(usize, usize)>,
+    nulls: NullRuns,
 }
 
 impl Default for Strings {
@@ -940,7 +935,7 @@ impl Default for Strings {
         Strings {
             bytes: Vec::new(),
             offsets: vec![0],
-            null_runs: Vec::new(),
+            nulls: NullRuns::default(),
         }
     }
 }
@@ -975,10 +970,7 @@ impl Strings {
         let row = self.offsets.len() - 1;
         let end = self.offsets.last().copied().unwrap_or(0);
         self.bytes.truncate(end as usize);
-        match self.null_runs.last_mut() {
-            Some((first, rows)) if *first + *rows == row => *rows += n,
-            _ => self.null_runs.push((row, n)),
-        }
+        self.nulls.add(row, n);
         self.offsets.resize(self.offsets.len() + n, end);
     }
 
@@ -996,7 +988,7 @@ impl Strings {
         let offsets = std::mem::replace(&mut self.offsets, offsets);
         let next = Vec::with_capacity(self.bytes.len());
         let bytes = std::mem::replace(&mut self.bytes, next);
-        let nulls = null_buffer(rows, &mut self.null_runs);
+        let nulls = self.nulls.finish(rows);
         StringArray::try_new(
             OffsetBuffer::new(ScalarBuffer::from(offsets)),
             bytes.into(),
@@ -1006,18 +998,36 @@ impl Strings {
     }
 }
 
-/// The validity of `rows` rows with NULLs at `null_runs` (emptied): `None` when there are none.
-fn null_buffer(rows: usize, null_runs: &mut Vec<(usize, usize)>) -> Option<NullBuffer> {
-    if null_runs.is_empty() {
-        return None;
+/// The NULL rows of a column being built, as runs: a run of NULLs costs one entry, and the
+/// validity bitmap is written once, when the batch is finished.
+#[derive(Debug, Default)]
+struct NullRuns {
+    /// (first row, rows), in row order; adjacent runs are merged.
+    runs: Vec<(usize, usize)>,
+}
+
+impl NullRuns {
+    /// Rows `row..row + n` are NULL (`row` is past every run added before).
+    fn add(&mut self, row: usize, n: usize) {
+        match self.runs.last_mut() {
+            Some((first, rows)) if *first + *rows == row => *rows += n,
+            _ => self.runs.push((row, n)),
+        }
     }
-    let mut valid = BooleanBufferBuilder::new(rows);
-    for (first, n) in null_runs.drain(..) {
-        valid.append_n(first.saturating_sub(valid.len()), true);
-        valid.append_n(n, false);
+
+    /// The validity of `rows` rows (`None` when none is NULL); the runs start over.
+    fn finish(&mut self, rows: usize) -> Option<NullBuffer> {
+        if self.runs.is_empty() {
+            return None;
+        }
+        let mut valid = BooleanBufferBuilder::new(rows);
+        for (first, n) in self.runs.drain(..) {
+            valid.append_n(first.saturating_sub(valid.len()), true);
+            valid.append_n(n, false);
+        }
+        valid.append_n(rows.saturating_sub(valid.len()), true);
+        Some(NullBuffer::new(valid.finish()))
     }
-    valid.append_n(rows.saturating_sub(valid.len()), true);
-    Some(NullBuffer::new(valid.finish()))
 }
 
 /// `child` with NULL wherever its ROW is NULL: a NULL ROW's fields read as NULL, as in Flink.
